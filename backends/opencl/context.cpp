@@ -1,0 +1,110 @@
+// The OpenCL backend: contexts, buffers, pinned host memory and the compiler.
+#include <fmt/format.h>
+
+#include "opencl.hpp"
+
+namespace xgpu::opencl {
+
+Context::Context(Device device, cl::Device d) : cl_device(std::move(d)), device_(std::move(device)) {
+    cl_int err = CL_SUCCESS;
+    context = cl::Context(cl_device, nullptr, nullptr, nullptr, &err);
+    check(err, "clCreateContext", device_.name());
+}
+
+std::shared_ptr<detail::QueueImpl> Context::create_queue() {
+    cl_int err = CL_SUCCESS;
+    // Profiling is always on: Event::elapsed_ms needs it, and it costs nothing measurable per launch.
+    cl::CommandQueue q(context, cl_device, CL_QUEUE_PROFILING_ENABLE, &err);
+    check(err, "clCreateCommandQueue");
+    return std::make_shared<Queue>(shared_from_this(), std::move(q));
+}
+
+std::shared_ptr<detail::BufferImpl> Context::alloc(std::size_t bytes) {
+    cl_int err = CL_SUCCESS;
+    // OpenCL has no empty buffers: a zero-byte Buffer holds one byte that is never addressed.
+    cl::Buffer mem(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &err);
+    check(err, "clCreateBuffer", fmt::format("{} bytes on {}", bytes, device_.name()));
+    return std::make_shared<Buffer>(shared_from_this(), bytes, std::move(mem));
+}
+
+std::shared_ptr<void> Context::alloc_host(std::size_t bytes) {
+    // Host-visible memory the driver can pin: an ALLOC_HOST_PTR buffer, mapped for its lifetime.
+    cl_int err = CL_SUCCESS;
+    cl::Buffer mem(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &err);
+    check(err, "clCreateBuffer", fmt::format("{} bytes of host memory", bytes));
+    cl::CommandQueue q(context, cl_device, 0, &err);
+    check(err, "clCreateCommandQueue");
+    void* p = q.enqueueMapBuffer(mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes ? bytes : 1, nullptr, nullptr, &err);
+    check(err, "clEnqueueMapBuffer");
+    return std::shared_ptr<void>(p, [mem, q](void* ptr) mutable {
+        q.enqueueUnmapMemObject(mem, ptr);
+        q.finish();
+    });
+}
+
+std::string Context::preamble() const {
+    return std::string(device_.has_fp64() ? "#define XGPU_HAS_FP64 1\n" : "") +
+           std::string(detail::embedded_kernel("preamble_opencl.h"));
+}
+
+std::string Context::build_identity() const {
+    const auto& i = device_.info();
+    return fmt::format("platform={}|device={}|vendor={}|version={}|driver={}|clc={}", i.platform, i.name, i.vendor, i.version,
+                       i.driver_version, i.compiler_version);
+}
+
+namespace {
+
+std::string build_log(const cl::Program& p, const cl::Device& d) {
+    std::string log;
+    p.getBuildInfo(d, CL_PROGRAM_BUILD_LOG, &log);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    return log;
+}
+
+// Builds `p` for the context's device; on failure throws CompileError with the log.
+void build_or_throw(cl::Program& p, const cl::Device& d, const std::vector<std::string>& options,
+                    const std::string& source, const char* what) {
+    const cl_int err = p.build({d}, join_options(options).c_str());
+    if (err == CL_SUCCESS) return;
+    const std::string log = build_log(p, d);
+    throw CompileError(fmt::format("xgpu[opencl]: {} failed: {} ({})\noptions: {}\n{}", what, error_name(err), err,
+                                   join_options(options), log),
+                       {"opencl", "clBuildProgram", err, error_name(err)}, log, options, source);
+}
+
+} // namespace
+
+detail::BuildResult Context::build(const std::string& source, const std::vector<std::string>& options) {
+    cl_int err = CL_SUCCESS;
+    cl::Program p(context, source, false, &err);
+    check(err, "clCreateProgramWithSource");
+    build_or_throw(p, cl_device, options, source, "compiling OpenCL C");
+
+    auto program = std::make_shared<Program>(p);
+    program->build_log = build_log(p, cl_device);
+    detail::BuildResult result{program, {}};
+    std::vector<std::size_t> sizes;
+    if (p.getInfo(CL_PROGRAM_BINARY_SIZES, &sizes) == CL_SUCCESS && sizes.size() == 1 && sizes[0] > 0) {
+        result.binary.resize(sizes[0]);
+        unsigned char* ptr = result.binary.data();
+        if (clGetProgramInfo(p(), CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) != CL_SUCCESS) result.binary.clear();
+    }
+    return result;
+}
+
+std::shared_ptr<detail::ProgramImpl> Context::load(const std::vector<unsigned char>& binary,
+                                                   const std::vector<std::string>& options) {
+    const unsigned char* ptr = binary.data();
+    const std::size_t size = binary.size();
+    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+    cl_device_id dev = cl_device();
+    cl_program raw = clCreateProgramWithBinary(context(), 1, &dev, &size, &ptr, &status, &err);
+    if (err == CL_SUCCESS) err = status;
+    check(err, "clCreateProgramWithBinary");
+    cl::Program p(raw); // takes ownership
+    build_or_throw(p, cl_device, options, {}, "loading a cached binary");
+    return std::make_shared<Program>(p);
+}
+
+} // namespace xgpu::opencl

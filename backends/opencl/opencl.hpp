@@ -1,0 +1,104 @@
+// The OpenCL backend's classes (internal to backends/opencl).
+#pragma once
+
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#define CL_HPP_ENABLE_PROGRAM_CONSTRUCTION_FROM_ARRAY_COMPATIBILITY
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+#endif
+#include <CL/opencl.hpp>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#include <mutex>
+
+#include "xgpu/detail/backend.hpp"
+#include "xgpu/error.hpp"
+
+namespace xgpu::opencl {
+
+// errors.cpp
+const char* error_name(cl_int code);
+// Throws the xgpu error matching `code` (OutOfMemory, LaunchError, ...) unless it is CL_SUCCESS.
+void check(cl_int code, const char* call, const std::string& detail = {});
+[[noreturn]] void fail(cl_int code, const char* call, const std::string& detail = {});
+
+class Context;
+
+class Event final : public detail::EventImpl {
+public:
+    explicit Event(cl_event e) : event(e) {} // takes ownership
+    void wait() override;
+    bool is_complete() override;
+    double elapsed_ms(detail::EventImpl& later) override;
+    cl::Event event;
+};
+
+class Buffer final : public detail::BufferImpl {
+public:
+    Buffer(std::shared_ptr<detail::ContextImpl> ctx, std::size_t bytes, cl::Buffer mem)
+        : BufferImpl(std::move(ctx), bytes), memory(std::move(mem)) {}
+    cl::Buffer memory;
+};
+
+class Kernel final : public detail::KernelImpl {
+public:
+    Kernel(std::string name, cl::Kernel k);
+    int num_args() override { return args; }
+    cl::Kernel kernel;
+    int args = -1;
+    std::mutex mutex; // a cl_kernel holds its arguments: one launch sets them at a time
+};
+
+class Program final : public detail::ProgramImpl {
+public:
+    explicit Program(cl::Program p) : program(std::move(p)) {}
+    std::shared_ptr<detail::KernelImpl> create_kernel(const std::string& name) override;
+    std::vector<std::string> kernel_names() override;
+    cl::Program program;
+};
+
+class Queue final : public detail::QueueImpl {
+public:
+    Queue(std::shared_ptr<detail::ContextImpl> ctx, cl::CommandQueue q) : QueueImpl(std::move(ctx)), queue(std::move(q)) {}
+    std::shared_ptr<detail::EventImpl> write(detail::BufferImpl& dst, std::size_t offset, const void* src,
+                                             std::size_t bytes, bool blocking, bool want_event) override;
+    std::shared_ptr<detail::EventImpl> read(detail::BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes,
+                                            bool blocking, bool want_event) override;
+    std::shared_ptr<detail::EventImpl> copy(detail::BufferImpl& src, std::size_t src_offset, detail::BufferImpl& dst,
+                                            std::size_t dst_offset, std::size_t bytes, bool want_event) override;
+    std::shared_ptr<detail::EventImpl> fill(detail::BufferImpl& dst, std::size_t offset, const void* pattern,
+                                            std::size_t pattern_size, std::size_t bytes) override;
+    void launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const detail::KernelArg> args) override;
+    std::shared_ptr<detail::EventImpl> marker() override;
+    void finish() override;
+    cl::CommandQueue queue;
+};
+
+class Context final : public detail::ContextImpl {
+public:
+    Context(Device device, cl::Device cl_device);
+    const Device& device() const override { return device_; }
+    std::shared_ptr<detail::QueueImpl> create_queue() override;
+    std::shared_ptr<detail::BufferImpl> alloc(std::size_t bytes) override;
+    std::shared_ptr<void> alloc_host(std::size_t bytes) override;
+    std::string preamble() const override;
+    std::string build_identity() const override;
+    detail::BuildResult build(const std::string& source, const std::vector<std::string>& options) override;
+    std::shared_ptr<detail::ProgramImpl> load(const std::vector<unsigned char>& binary,
+                                              const std::vector<std::string>& options) override;
+
+    cl::Context context;
+    cl::Device cl_device;
+
+private:
+    Device device_;
+};
+
+std::string join_options(const std::vector<std::string>& options);
+
+} // namespace xgpu::opencl

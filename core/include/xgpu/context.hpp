@@ -1,0 +1,62 @@
+// xgpu contexts: one device of one backend, with its default queue, memory and compiled programs.
+//
+//   auto ctx = xgpu::Context::from_env();   // XGPU_BACKEND, XGPU_DEVICE; else automatic
+//   auto buf = ctx.alloc(bytes);
+//   auto k   = ctx.compile(source, {"-DN=16"}).kernel("twice");
+//   k.launch(ctx.queue(), xgpu::Grid{n}, buf, 2.0f);
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xgpu/buffer.hpp"
+#include "xgpu/device.hpp"
+#include "xgpu/kernel.hpp"
+#include "xgpu/queue.hpp"
+
+namespace xgpu {
+
+namespace detail { class ContextImpl; }
+
+class Context {
+public:
+    Context() = default;
+    explicit Context(std::shared_ptr<detail::ContextImpl> impl);
+
+    // The context the environment selects: XGPU_BACKEND (cuda|opencl|auto) and XGPU_DEVICE
+    // (an index, or a case-insensitive substring of the device or platform name).
+    static Context from_env();
+    // A context on `backend` ("cuda", "opencl" or "auto"); `device` as XGPU_DEVICE.
+    static Context create(std::string_view backend, std::string_view device = {});
+    // A context on a device from backends().
+    static Context create(const Device& device);
+
+    const Device& device() const;
+    const std::string& backend() const;
+
+    // The default queue, and a new independent one.
+    Queue queue() const;
+    Queue new_queue() const;
+
+    Buffer alloc(std::size_t bytes) const;
+    HostBuffer alloc_host(std::size_t bytes) const;
+
+    // Compiles source written in the xgpu dialect (the backend's preamble is prepended).
+    // Options are passed to the compiler; "-DNAME=value" works on both backends.
+    // Results are cached in memory per context and on disk (XGPU_CACHE_DIR, XGPU_CACHE=off).
+    Program compile(std::string_view source, const std::vector<std::string>& options = {}) const;
+    // Compiles native CUDA C++ or OpenCL C, without the dialect preamble.
+    Program compile_native(std::string_view source, const std::vector<std::string>& options = {}) const;
+    // The dialect preamble for this device.
+    std::string preamble() const;
+
+    const std::shared_ptr<detail::ContextImpl>& impl() const { return impl_; }
+
+private:
+    std::shared_ptr<detail::ContextImpl> impl_;
+};
+
+} // namespace xgpu

@@ -1,0 +1,133 @@
+// The backend contract: what a backend (backends/cuda, backends/opencl) implements. The neutral
+// runtime (core/src) checks every argument before calling in, so implementations may assume
+// valid ranges, matching contexts and well-formed geometry.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "xgpu/device.hpp"
+#include "xgpu/grid.hpp"
+#include "xgpu/kernel.hpp"
+
+namespace xgpu::detail {
+
+class ContextImpl;
+
+class EventImpl {
+public:
+    virtual ~EventImpl() = default;
+    virtual void wait() = 0;
+    virtual bool is_complete() = 0;
+    // Milliseconds from this event to `later`, both of the same backend.
+    virtual double elapsed_ms(EventImpl& later) = 0;
+};
+
+class BufferImpl {
+public:
+    BufferImpl(std::shared_ptr<ContextImpl> ctx, std::size_t bytes) : context(std::move(ctx)), size(bytes) {}
+    virtual ~BufferImpl() = default;
+    const std::shared_ptr<ContextImpl> context; // keeps the context alive while memory exists
+    const std::size_t size;
+};
+
+class KernelImpl {
+public:
+    explicit KernelImpl(std::string kernel_name) : name(std::move(kernel_name)) {}
+    virtual ~KernelImpl() = default;
+    // Parameters the kernel declares, or -1 where unknown.
+    virtual int num_args() = 0;
+    const std::string name;
+    const ContextImpl* context = nullptr; // set by the neutral layer at lookup
+};
+
+class ProgramImpl {
+public:
+    virtual ~ProgramImpl() = default;
+    // Creates a kernel object; nullptr if the program has no kernel of that name.
+    virtual std::shared_ptr<KernelImpl> create_kernel(const std::string& name) = 0;
+    virtual std::vector<std::string> kernel_names() = 0;
+
+    std::shared_ptr<ContextImpl> context;
+    std::string build_log;
+    // Kernels already looked up (filled by the neutral layer).
+    std::mutex mutex;
+    std::unordered_map<std::string, std::shared_ptr<KernelImpl>> kernels;
+};
+
+class QueueImpl {
+public:
+    explicit QueueImpl(std::shared_ptr<ContextImpl> ctx) : context(std::move(ctx)) {}
+    virtual ~QueueImpl() = default;
+    // Each returns an event for the enqueued work when `want_event`, else nullptr.
+    // Blocking variants return after the work has finished.
+    virtual std::shared_ptr<EventImpl> write(BufferImpl& dst, std::size_t offset, const void* src, std::size_t bytes,
+                                             bool blocking, bool want_event) = 0;
+    virtual std::shared_ptr<EventImpl> read(BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes,
+                                            bool blocking, bool want_event) = 0;
+    virtual std::shared_ptr<EventImpl> copy(BufferImpl& src, std::size_t src_offset, BufferImpl& dst,
+                                            std::size_t dst_offset, std::size_t bytes, bool want_event) = 0;
+    virtual std::shared_ptr<EventImpl> fill(BufferImpl& dst, std::size_t offset, const void* pattern,
+                                            std::size_t pattern_size, std::size_t bytes) = 0;
+    // `grid.local` is either empty (backend chooses) or divides `grid.global` in every dimension.
+    virtual void launch(KernelImpl& kernel, const Grid& grid, std::span<const KernelArg> args) = 0;
+    virtual std::shared_ptr<EventImpl> marker() = 0;
+    virtual void finish() = 0;
+
+    const std::shared_ptr<ContextImpl> context;
+};
+
+// A program built from source: the loaded program and, where the backend can give one, a
+// binary that load() accepts later (stored in the disk cache).
+struct BuildResult {
+    std::shared_ptr<ProgramImpl> program;
+    std::vector<unsigned char> binary;
+};
+
+class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
+public:
+    virtual ~ContextImpl() = default;
+    virtual const Device& device() const = 0;
+    virtual std::shared_ptr<QueueImpl> create_queue() = 0;
+    virtual std::shared_ptr<BufferImpl> alloc(std::size_t bytes) = 0;
+    virtual std::shared_ptr<void> alloc_host(std::size_t bytes) = 0;
+    // The dialect preamble for this device (see kernels/preamble_*.h).
+    virtual std::string preamble() const = 0;
+    // Everything besides source and options that changes the binary: compiler and driver
+    // versions, device identity and architecture. Part of the cache key.
+    virtual std::string build_identity() const = 0;
+    // Compiles `source`; throws CompileError with the log and options on failure.
+    virtual BuildResult build(const std::string& source, const std::vector<std::string>& options) = 0;
+    // Loads a binary from build(); throws on any failure (the caller then rebuilds).
+    virtual std::shared_ptr<ProgramImpl> load(const std::vector<unsigned char>& binary,
+                                              const std::vector<std::string>& options) = 0;
+
+    // Neutral state kept per context.
+    std::mutex mutex;
+    std::shared_ptr<QueueImpl> default_queue;
+    std::unordered_map<std::string, std::shared_ptr<ProgramImpl>> programs; // memory cache by key
+};
+
+class BackendImpl {
+public:
+    virtual ~BackendImpl() = default;
+    virtual std::string name() const = 0;
+    // Loads the driver if needed and lists devices; throws BackendUnavailable naming what is missing.
+    virtual std::vector<Device> devices() = 0;
+    virtual std::shared_ptr<ContextImpl> create_context(const Device& device) = 0;
+};
+
+// The registry of compiled-in backends, in the order `auto` tries them.
+void register_backend(std::shared_ptr<BackendImpl> backend);
+std::shared_ptr<BackendImpl> find_backend(std::string_view name); // nullptr if not compiled in
+
+// Kernel sources from kernels/, embedded at build time: contents of the named file, or throws.
+std::string_view embedded_kernel(std::string_view file_name);
+
+} // namespace xgpu::detail

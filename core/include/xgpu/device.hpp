@@ -1,0 +1,70 @@
+// xgpu devices: what a backend reports about one device, and the list of backends.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xgpu {
+
+enum class DeviceType { gpu, cpu, accelerator, other };
+
+const char* to_string(DeviceType type) noexcept;
+
+// Plain facts about one device, as the backend reports them.
+struct DeviceInfo {
+    std::string backend;          // "cuda" or "opencl"
+    int index = 0;                // index within the backend's device list
+    std::string name;             // e.g. "NVIDIA H200"
+    std::string vendor;           // e.g. "NVIDIA Corporation"
+    std::string platform;         // OpenCL platform name; "CUDA" for the CUDA backend
+    std::string version;          // OpenCL device version, or "compute capability 9.0"
+    std::string driver_version;   // driver version string
+    std::string compiler_version; // "NVRTC 13.0" or the OpenCL C version
+    std::string arch;             // "sm_90" on CUDA; the device name on OpenCL
+    DeviceType type = DeviceType::other;
+    std::uint64_t global_memory = 0; // bytes
+    std::uint64_t max_allocation = 0; // largest single buffer, bytes
+    std::uint64_t local_memory = 0;   // per work-group, bytes
+    unsigned compute_units = 0;
+    std::size_t max_work_group_size = 0;
+    unsigned simd_width = 1; // warp size on CUDA, preferred work-group multiple on OpenCL
+    bool fp64 = false;
+};
+
+// A device handle: cheap to copy.
+class Device {
+public:
+    Device() = default;
+    explicit Device(DeviceInfo info) : info_(std::make_shared<const DeviceInfo>(std::move(info))) {}
+
+    const DeviceInfo& info() const { return *info_; }
+    const std::string& name() const { return info_->name; }
+    const std::string& vendor() const { return info_->vendor; }
+    const std::string& backend() const { return info_->backend; }
+    int index() const { return info_->index; }
+    DeviceType type() const { return info_->type; }
+    bool has_fp64() const { return info_->fp64; }
+    std::uint64_t global_memory() const { return info_->global_memory; }
+
+private:
+    std::shared_ptr<const DeviceInfo> info_;
+};
+
+// What one backend offers here, or why it cannot start.
+struct BackendStatus {
+    std::string name;
+    bool available = false;
+    std::string reason; // why not, when !available
+    std::vector<Device> devices;
+};
+
+// The names of the backends compiled into this build, in the order `auto` tries them.
+std::vector<std::string> backend_names();
+
+// Probes every backend (loading drivers as needed) and lists their devices.
+std::vector<BackendStatus> backends();
+
+} // namespace xgpu

@@ -1,0 +1,96 @@
+// xgpu programs and kernels: source compiled at run time, kernels looked up by name and launched
+// with buffers, typed scalars and local-memory sizes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "xgpu/buffer.hpp"
+#include "xgpu/grid.hpp"
+
+namespace xgpu {
+
+class Queue;
+namespace detail {
+class KernelImpl;
+class ProgramImpl;
+class BufferImpl;
+
+// One kernel argument as the backends see it. Scalars point at the caller's value, which
+// outlives the launch call (the backends copy argument values before returning).
+struct KernelArg {
+    enum class Kind : unsigned char { buffer, scalar, local };
+    Kind kind;
+    std::size_t size;              // scalar size, or local-memory bytes
+    const void* value = nullptr;   // scalar value
+    BufferImpl* buffer = nullptr;  // buffer argument
+};
+
+inline KernelArg make_arg(const Buffer& b) {
+    return {KernelArg::Kind::buffer, sizeof(void*), nullptr, b.impl().get()};
+}
+inline KernelArg make_arg(const Local& l) { return {KernelArg::Kind::local, l.bytes, nullptr, nullptr}; }
+template <class T>
+KernelArg make_arg(const T& v) {
+    static_assert(!std::is_pointer_v<T>, "a host pointer cannot be a kernel argument: pass an xgpu::Buffer");
+    static_assert(!std::is_same_v<T, bool>, "bool kernel arguments differ between backends: pass an int");
+    static_assert(std::is_trivially_copyable_v<T>, "kernel scalars must be trivially copyable");
+    return {KernelArg::Kind::scalar, sizeof(T), &v, nullptr};
+}
+} // namespace detail
+
+class Kernel {
+public:
+    Kernel() = default;
+    explicit Kernel(std::shared_ptr<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
+
+    const std::string& name() const;
+    // Number of parameters the kernel declares, or -1 where the backend cannot tell.
+    int num_args() const;
+
+    // Enqueues the kernel over `grid` with the given arguments (Buffer, Local, or scalars).
+    // Arguments are checked (count, buffer context, geometry) before anything is enqueued.
+    template <class... Args>
+    void launch(const Queue& queue, const Grid& grid, const Args&... args) const {
+        const std::array<detail::KernelArg, sizeof...(Args)> packed{detail::make_arg(args)...};
+        launch_args(queue, grid, packed);
+    }
+    void launch_args(const Queue& queue, const Grid& grid, std::span<const detail::KernelArg> args) const;
+
+    const std::shared_ptr<detail::KernelImpl>& impl() const { return impl_; }
+
+private:
+    std::shared_ptr<detail::KernelImpl> impl_;
+};
+
+// Where a Program came from: a fresh compile, the on-disk cache, or the context's memory cache.
+enum class ProgramOrigin { compiled, disk_cache, memory_cache };
+
+class Program {
+public:
+    Program() = default;
+    Program(std::shared_ptr<detail::ProgramImpl> impl, ProgramOrigin origin)
+        : impl_(std::move(impl)), origin_(origin) {}
+
+    // Looks a kernel up by name (cached: a second lookup returns the same kernel object).
+    // An unknown name throws InvalidArgument listing the kernels the program has.
+    Kernel kernel(std::string_view name) const;
+    std::vector<std::string> kernel_names() const;
+    ProgramOrigin origin() const { return origin_; }
+    // The compiler's log from the build (empty when loaded from a cache).
+    const std::string& build_log() const;
+
+    const std::shared_ptr<detail::ProgramImpl>& impl() const { return impl_; }
+
+private:
+    std::shared_ptr<detail::ProgramImpl> impl_;
+    ProgramOrigin origin_ = ProgramOrigin::compiled;
+};
+
+} // namespace xgpu

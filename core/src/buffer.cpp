@@ -1,0 +1,9 @@
+#include "xgpu/buffer.hpp"
+
+#include "xgpu/detail/backend.hpp"
+
+namespace xgpu {
+
+std::size_t Buffer::size() const { return impl_ ? impl_->size : 0; }
+
+} // namespace xgpu

@@ -1,0 +1,75 @@
+#include "xgpu/context.hpp"
+
+#include <fmt/format.h>
+
+#include "cache.hpp"
+#include "xgpu/detail/backend.hpp"
+#include "xgpu/error.hpp"
+
+namespace xgpu {
+namespace {
+
+Program build_cached(detail::ContextImpl& ctx, const std::string& source, const std::vector<std::string>& options) {
+    const std::string key = detail::cache_key(ctx, source, options);
+    std::lock_guard lock(ctx.mutex); // one build per context at a time: no duplicate compiles of one key
+    if (auto it = ctx.programs.find(key); it != ctx.programs.end()) return Program(it->second, ProgramOrigin::memory_cache);
+
+    std::shared_ptr<detail::ProgramImpl> program;
+    ProgramOrigin origin = ProgramOrigin::compiled;
+    if (auto binary = detail::cache_load(key)) {
+        try {
+            program = ctx.load(*binary, options);
+            origin = ProgramOrigin::disk_cache;
+        } catch (const Error&) {
+            program = nullptr; // a stale or foreign binary: rebuild and overwrite it
+        }
+    }
+    if (!program) {
+        auto built = ctx.build(source, options);
+        program = std::move(built.program);
+        if (!built.binary.empty()) detail::cache_store(key, built.binary);
+    }
+    program->context = ctx.shared_from_this();
+    ctx.programs.emplace(key, program);
+    return Program(program, origin);
+}
+
+} // namespace
+
+Context::Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {}
+
+const Device& Context::device() const { return impl_->device(); }
+const std::string& Context::backend() const { return impl_->device().backend(); }
+
+Queue Context::queue() const {
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->default_queue) impl_->default_queue = impl_->create_queue();
+    return Queue(impl_->default_queue);
+}
+
+Queue Context::new_queue() const { return Queue(impl_->create_queue()); }
+
+Buffer Context::alloc(std::size_t bytes) const {
+    const auto& d = device().info();
+    if (bytes > d.global_memory || (d.max_allocation && bytes > d.max_allocation))
+        throw OutOfMemory(fmt::format("xgpu: cannot allocate {} bytes on {}: the device has {} bytes, and allows at most "
+                                      "{} in one buffer",
+                                      bytes, d.name, d.global_memory, d.max_allocation),
+                          {d.backend, "alloc", 0, ""});
+    return Buffer(impl_->alloc(bytes));
+}
+
+HostBuffer Context::alloc_host(std::size_t bytes) const { return HostBuffer(impl_->alloc_host(bytes), bytes); }
+
+std::string Context::preamble() const { return impl_->preamble(); }
+
+Program Context::compile(std::string_view source, const std::vector<std::string>& options) const {
+    // #line keeps the compiler's messages on the user's own line numbers.
+    return build_cached(*impl_, impl_->preamble() + "\n#line 1\n" + std::string(source), options);
+}
+
+Program Context::compile_native(std::string_view source, const std::vector<std::string>& options) const {
+    return build_cached(*impl_, std::string(source), options);
+}
+
+} // namespace xgpu
