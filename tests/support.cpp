@@ -1,0 +1,38 @@
+#include "support.hpp"
+
+#include <cstdlib>
+
+namespace xgpu::test {
+
+const std::vector<Context>& contexts() {
+    static const std::vector<Context> all = [] {
+        std::vector<Context> out;
+        const char* backend = std::getenv("XGPU_BACKEND");
+        const char* device = std::getenv("XGPU_DEVICE");
+        if ((backend && *backend && std::string(backend) != "auto") || (device && *device)) {
+            out.push_back(Context::from_env());
+        } else {
+            for (const auto& b : backends())
+                if (b.available) out.push_back(Context::create(b.name));
+        }
+        if (out.empty()) throw Error("no xgpu backend is available to test on");
+        return out;
+    }();
+    return all;
+}
+
+std::mt19937_64& rng() {
+    static const std::uint64_t seed = [] {
+        const char* s = std::getenv("XGPU_TEST_SEED");
+        return s ? std::strtoull(s, nullptr, 10) : std::random_device{}() * 2654435761ull + std::random_device{}();
+    }();
+    static std::mt19937_64 gen(seed);
+    static const bool announced = [] {
+        std::printf("random seed: %llu (set XGPU_TEST_SEED to repeat)\n", static_cast<unsigned long long>(seed));
+        return true;
+    }();
+    (void)announced;
+    return gen;
+}
+
+} // namespace xgpu::test

@@ -1,0 +1,37 @@
+// Test support: the contexts every backend-neutral test runs on, and fresh random inputs.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <xgpu/xgpu.hpp>
+
+namespace xgpu::test {
+
+// With XGPU_BACKEND (or XGPU_DEVICE) set: the one context the environment selects. Otherwise one context per
+// backend that is available here (its default device). Created once per process.
+const std::vector<Context>& contexts();
+
+// A random generator seeded afresh each run; the seed is printed when a check fails.
+std::mt19937_64& rng();
+
+template <class T>
+std::vector<T> random_vector(std::size_t n, T lo, T hi) {
+    std::vector<T> v(n);
+    if constexpr (std::is_floating_point_v<T>) {
+        std::uniform_real_distribution<T> d(lo, hi);
+        for (auto& x : v) x = d(rng());
+    } else {
+        std::uniform_int_distribution<long long> d(lo, hi);
+        for (auto& x : v) x = T(d(rng()));
+    }
+    return v;
+}
+
+} // namespace xgpu::test
+
+// Runs the block once per test context, as a Catch2 section named after backend and device.
+#define XGPU_FOR_EACH_CONTEXT(ctx)                                                                                     \
+    for (const xgpu::Context& ctx : xgpu::test::contexts())                                                            \
+    DYNAMIC_SECTION(ctx.backend() << ": " << ctx.device().name())
