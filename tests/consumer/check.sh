@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs xgpu from BUILD_DIR into a scratch prefix, then builds and runs the consumer project
+# against it with find_package(xgpu), and again with add_subdirectory.
+set -euo pipefail
+src=$1 build=$2
+work="$build/consumer-check"
+rm -rf "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+cmake -S "$src/tests/consumer" -B "$work/installed" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/installed" -j2 >/dev/null
+"$work/installed/consumer"
+cmake -S "$src/tests/consumer" -B "$work/subdir" -DXGPU_SOURCE_DIR="$src" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/subdir" -j2 >/dev/null
+"$work/subdir/consumer"
