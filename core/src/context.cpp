@@ -63,6 +63,8 @@ HostBuffer Context::alloc_host(std::size_t bytes) const { return HostBuffer(impl
 
 std::string Context::preamble() const { return impl_->preamble(); }
 
+std::uint64_t Context::launch_count() const { return impl_->launches.load(std::memory_order_relaxed); }
+
 Program Context::compile(std::string_view source, const std::vector<std::string>& options) const {
     // #line keeps the compiler's messages on the user's own line numbers.
     return build_cached(*impl_, impl_->preamble() + "\n#line 1\n" + std::string(source), options);

@@ -94,6 +94,7 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
     check_grid(impl_->name, grid, dev);
     if (grid.global.total() == 0) return; // nothing to run
     q.launch(*impl_, grid, args);
+    q.context->launches.fetch_add(1, std::memory_order_relaxed);
 }
 
 } // namespace xgpu

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,7 +54,11 @@ public:
     // The dialect preamble for this device.
     std::string preamble() const;
 
+    // Kernel launches enqueued on this context so far (all queues).
+    std::uint64_t launch_count() const;
+
     const std::shared_ptr<detail::ContextImpl>& impl() const { return impl_; }
+    friend bool operator==(const Context& a, const Context& b) { return a.impl_ == b.impl_; }
 
 private:
     std::shared_ptr<detail::ContextImpl> impl_;

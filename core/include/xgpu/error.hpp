@@ -63,6 +63,11 @@ class InvalidArgument : public Error {
     using Error::Error;
 };
 
+// Array shapes that do not fit together; the message names both shapes.
+class ShapeError : public InvalidArgument {
+    using InvalidArgument::InvalidArgument;
+};
+
 // The requested backend (or device) cannot start here; the message says what is missing.
 class BackendUnavailable : public Error {
     using Error::Error;

@@ -3,7 +3,9 @@
 // valid ranges, matching contexts and well-formed geometry.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -112,6 +114,10 @@ public:
     std::mutex mutex;
     std::shared_ptr<QueueImpl> default_queue;
     std::unordered_map<std::string, std::shared_ptr<ProgramImpl>> programs; // memory cache by key
+    // Generated kernels (array expressions, reductions) by their structural key.
+    std::mutex generated_mutex;
+    std::unordered_map<std::string, Kernel> generated;
+    std::atomic<std::uint64_t> launches{0};
 };
 
 class BackendImpl {

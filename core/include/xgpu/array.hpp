@@ -1,0 +1,220 @@
+// xgpu::Array<T>: numpy-like device arrays (PyCUDA's gpuarray, PyOpenCL's array).
+//
+//   auto x = xgpu::to_device(ctx, host_vector);       // 1-D array from a std::vector
+//   auto y = xgpu::zeros<double>(ctx, {1000});
+//   y = 2.0 * x + sin(y);                             // one fused kernel
+//   auto v = x(xgpu::slice(10, {}, -2));              // a strided view, no copy
+//   std::vector<double> h = y.get();
+//
+// Arrays are handles: copying an Array shares its elements (as a second numpy name does), copy()
+// duplicates them. Assigning an expression writes its values into the array's elements, through
+// one generated kernel; an empty (default-constructed) array is allocated first.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <span>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "xgpu/context.hpp"
+#include "xgpu/dtype.hpp"
+#include "xgpu/error.hpp"
+#include "xgpu/shape.hpp"
+
+namespace xgpu {
+
+namespace detail {
+
+// An array without its static type: what the expression and kernel generators work on.
+struct ArrayDesc {
+    Context context;
+    Buffer buffer;
+    std::int64_t offset = 0; // in elements
+    Shape shape;
+    Strides strides;         // in elements
+    DType dtype = DType::float32;
+
+    std::size_t size() const { return shape_size(shape); }
+    bool is_c_contiguous() const;
+    bool is_f_contiguous() const;
+};
+
+using Index = std::variant<std::int64_t, Slice>;
+
+ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order order);
+ArrayDesc view(const ArrayDesc& a, std::span<const Index> index);
+ArrayDesc reshape(const ArrayDesc& a, const Shape& shape);
+ArrayDesc transpose(const ArrayDesc& a, std::span<const std::size_t> axes);
+void to_host(const ArrayDesc& a, void* dst);                  // blocking, any layout
+Event to_host_async(const ArrayDesc& a, void* dst);
+void from_host(const ArrayDesc& a, const void* src);          // blocking, any layout
+void fill(const ArrayDesc& a, const void* value);             // value of a.dtype
+void assign(const ArrayDesc& dst, const ArrayDesc& src);      // dst[...] = src (broadcast, cast)
+ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std::size_t n);
+void print(std::ostream& os, const ArrayDesc& a);
+void require_fp64(const Context& ctx, DType dtype);
+std::size_t resolve_length(std::size_t size, const Shape& shape, const char* what);
+
+} // namespace detail
+
+template <Element T> class Expr;
+
+template <Element T>
+class Array {
+public:
+    using value_type = T;
+
+    Array() = default;
+    explicit Array(detail::ArrayDesc d) : d_(std::move(d)) {}
+    // Evaluates an expression into a new array.
+    template <Element U>
+    Array(const Expr<U>& e);
+
+    // Shape and layout.
+    const Shape& shape() const { return d_.shape; }
+    const Strides& strides() const { return d_.strides; }
+    std::size_t ndim() const { return d_.shape.size(); }
+    std::size_t size() const { return d_.size(); }
+    std::size_t nbytes() const { return size() * sizeof(T); }
+    std::int64_t offset() const { return d_.offset; }
+    bool empty() const { return !d_.buffer; }
+    bool is_contiguous() const { return d_.is_c_contiguous(); }
+    const Context& context() const { return d_.context; }
+    const Buffer& buffer() const { return d_.buffer; }
+    static constexpr DType dtype() { return dtype_v<T>; }
+    const detail::ArrayDesc& desc() const { return d_; }
+
+    // Transfers (blocking unless _async; the host memory must stay alive until the event completes).
+    std::vector<T> get() const {
+        std::vector<T> out(size());
+        detail::to_host(d_, out.data());
+        return out;
+    }
+    void get(std::span<T> out) const {
+        check_length(out.size(), "get");
+        detail::to_host(d_, out.data());
+    }
+    Event get_async(std::span<T> out) const {
+        check_length(out.size(), "get_async");
+        return detail::to_host_async(d_, out.data());
+    }
+    void set(std::span<const T> in) const {
+        check_length(in.size(), "set");
+        detail::from_host(d_, in.data());
+    }
+    // Sets every element.
+    const Array& fill(T value) const {
+        detail::fill(d_, &value);
+        return *this;
+    }
+
+    // A new array with the same elements (C-contiguous), and a converted copy.
+    Array copy() const {
+        Array out(detail::make_array(d_.context, dtype(), d_.shape, Order::C));
+        detail::assign(out.d_, d_);
+        return out;
+    }
+    template <Element U>
+    Array<U> astype() const {
+        Array<U> out(detail::make_array(d_.context, dtype_v<U>, d_.shape, Order::C));
+        detail::assign(out.desc(), d_);
+        return out;
+    }
+
+    // Views (no copy): numpy indexing with integers and slices, reshape, ravel, transpose.
+    template <class... I>
+    Array operator()(const I&... index) const {
+        const detail::Index idx[] = {to_index(index)...};
+        return Array(detail::view(d_, idx));
+    }
+    Array operator[](std::int64_t i) const { return (*this)(i); }
+    // reshape and ravel return views where the layout allows, copies otherwise (as numpy).
+    Array reshape(const Shape& shape) const { return Array(detail::reshape(d_, shape)); }
+    Array ravel() const { return reshape({size()}); }
+    Array transpose() const { return Array(detail::transpose(d_, {})); }
+    Array transpose(std::initializer_list<std::size_t> axes) const {
+        return Array(detail::transpose(d_, std::span<const std::size_t>(axes.begin(), axes.size())));
+    }
+    Array T_() const { return transpose(); }
+
+    // Writes an expression's (or another array's) values into this array's elements; an empty
+    // array is first allocated to the expression's shape.
+    template <Element U>
+    Array& operator=(const Expr<U>& e);
+    Array& assign(const Array& other) {
+        detail::assign(d_, other.d_);
+        return *this;
+    }
+    template <class E> Array& operator+=(const E& e);
+    template <class E> Array& operator-=(const E& e);
+    template <class E> Array& operator*=(const E& e);
+    template <class E> Array& operator/=(const E& e);
+
+    friend std::ostream& operator<<(std::ostream& os, const Array& a) {
+        detail::print(os, a.d_);
+        return os;
+    }
+
+private:
+    static detail::Index to_index(std::int64_t i) { return i; }
+    static detail::Index to_index(const Slice& s) { return s; }
+    void check_length(std::size_t n, const char* what) const {
+        if (n != size())
+            throw ShapeError(std::string("xgpu: ") + what + ": the host range has " + std::to_string(n) +
+                             " elements, the array " + to_string(shape()) + " has " + std::to_string(size()));
+    }
+    detail::ArrayDesc d_;
+};
+
+// Creation.
+template <Element T>
+Array<T> empty(const Context& ctx, const Shape& shape, Order order = Order::C) {
+    return Array<T>(detail::make_array(ctx, dtype_v<T>, shape, order));
+}
+template <Element T>
+Array<T> full(const Context& ctx, const Shape& shape, T value, Order order = Order::C) {
+    auto a = empty<T>(ctx, shape, order);
+    a.fill(value);
+    return a;
+}
+template <Element T>
+Array<T> zeros(const Context& ctx, const Shape& shape, Order order = Order::C) {
+    return full<T>(ctx, shape, T{}, order);
+}
+template <Element T>
+Array<T> ones(const Context& ctx, const Shape& shape, Order order = Order::C) {
+    return full<T>(ctx, shape, T(1), order);
+}
+// numpy.arange(start, stop, step) for real types.
+template <Element T>
+Array<T> arange(const Context& ctx, double start, double stop, double step = 1.0) {
+    if (step == 0) throw InvalidArgument("xgpu: arange: step must not be zero");
+    const double count = (stop - start) / step;
+    const std::size_t n = count > 0 ? std::size_t(std::ceil(count)) : 0;
+    return Array<T>(detail::arange(ctx, dtype_v<T>, start, step, n));
+}
+template <Element T>
+Array<T> arange(const Context& ctx, double stop) {
+    return arange<T>(ctx, 0.0, stop, 1.0);
+}
+template <Element T>
+Array<T> to_device(const Context& ctx, std::span<const T> host, const Shape& shape = {}) {
+    const Shape s = shape.empty() ? Shape{host.size()} : shape;
+    if (shape_size(s) != host.size())
+        throw ShapeError("xgpu: to_device: " + std::to_string(host.size()) + " elements do not fill shape " + to_string(s));
+    auto a = empty<T>(ctx, s);
+    a.set(host);
+    return a;
+}
+template <Element T>
+Array<T> to_device(const Context& ctx, const std::vector<T>& host, const Shape& shape = {}) {
+    return to_device<T>(ctx, std::span<const T>(host.data(), host.size()), shape);
+}
+
+} // namespace xgpu
+
+#include "xgpu/expr.hpp"

@@ -1,0 +1,152 @@
+// Array layout: shapes, strides, views by indexing and slicing, reshape and transpose.
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "xgpu/array.hpp"
+
+namespace xgpu {
+
+std::string to_string(const Shape& shape) {
+    if (shape.size() == 1) return fmt::format("({},)", shape[0]);
+    return fmt::format("({})", fmt::join(shape, ", "));
+}
+
+std::size_t shape_size(const Shape& shape) {
+    std::size_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+}
+
+Strides contiguous_strides(const Shape& shape, Order order) {
+    Strides st(shape.size());
+    std::int64_t s = 1;
+    if (order == Order::C) {
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            st[d] = s;
+            s *= std::int64_t(std::max<std::size_t>(shape[d], 1));
+        }
+    } else {
+        for (std::size_t d = 0; d < shape.size(); ++d) {
+            st[d] = s;
+            s *= std::int64_t(std::max<std::size_t>(shape[d], 1));
+        }
+    }
+    return st;
+}
+
+namespace detail {
+
+namespace {
+// Layouts agree on every dimension longer than 1 (numpy's contiguity flags ignore the rest).
+bool matches(const ArrayDesc& a, const Strides& want) {
+    for (std::size_t d = 0; d < a.shape.size(); ++d)
+        if (a.shape[d] > 1 && a.strides[d] != want[d]) return false;
+    return true;
+}
+} // namespace
+
+bool ArrayDesc::is_c_contiguous() const { return size() == 0 || matches(*this, contiguous_strides(shape, Order::C)); }
+bool ArrayDesc::is_f_contiguous() const { return size() == 0 || matches(*this, contiguous_strides(shape, Order::F)); }
+
+void require_fp64(const Context& ctx, DType dtype) {
+    if ((dtype == DType::float64 || dtype == DType::complex128) && !ctx.device().has_fp64())
+        throw InvalidArgument(fmt::format("xgpu: {} arrays need double precision, which {} ({}) does not have", name(dtype),
+                                          ctx.device().name(), ctx.backend()));
+}
+
+ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order order) {
+    if (!ctx.impl()) throw InvalidArgument("xgpu: array on an empty Context");
+    require_fp64(ctx, dtype);
+    ArrayDesc a;
+    a.context = ctx;
+    a.dtype = dtype;
+    a.shape = shape;
+    a.strides = contiguous_strides(shape, order);
+    a.buffer = ctx.alloc(shape_size(shape) * info(dtype).size);
+    return a;
+}
+
+ArrayDesc view(const ArrayDesc& a, std::span<const Index> index) {
+    if (index.size() > a.shape.size())
+        throw InvalidArgument(fmt::format("xgpu: too many indices ({}) for an array of shape {}", index.size(), to_string(a.shape)));
+    ArrayDesc v = a;
+    v.shape.clear();
+    v.strides.clear();
+    for (std::size_t d = 0; d < a.shape.size(); ++d) {
+        const auto n = std::int64_t(a.shape[d]);
+        if (d >= index.size()) {
+            v.shape.push_back(a.shape[d]);
+            v.strides.push_back(a.strides[d]);
+        } else if (auto* i = std::get_if<std::int64_t>(&index[d])) {
+            const std::int64_t k = *i < 0 ? *i + n : *i;
+            if (k < 0 || k >= n)
+                throw InvalidArgument(fmt::format("xgpu: index {} is out of range for axis {} of length {}", *i, d, n));
+            v.offset += k * a.strides[d];
+        } else {
+            // numpy's slice.indices(n)
+            const Slice& s = std::get<Slice>(index[d]);
+            if (s.step == 0) throw InvalidArgument("xgpu: slice step must not be zero");
+            const std::int64_t step = s.step;
+            auto clamp = [&](std::optional<std::int64_t> x, std::int64_t dflt) {
+                if (!x) return dflt;
+                std::int64_t k = *x < 0 ? *x + n : *x;
+                if (step > 0) return std::clamp<std::int64_t>(k, 0, n);
+                return std::clamp<std::int64_t>(k, -1, n - 1);
+            };
+            const std::int64_t start = clamp(s.start, step > 0 ? 0 : n - 1);
+            const std::int64_t stop = clamp(s.stop, step > 0 ? n : -1);
+            std::int64_t len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / (-step);
+            if (len < 0) len = 0;
+            if (len > 0) v.offset += start * a.strides[d];
+            v.shape.push_back(std::size_t(len));
+            v.strides.push_back(a.strides[d] * step);
+        }
+    }
+    return v;
+}
+
+ArrayDesc reshape(const ArrayDesc& a, const Shape& shape) {
+    if (shape_size(shape) != a.size())
+        throw ShapeError(fmt::format("xgpu: cannot reshape an array of shape {} ({} elements) into shape {}",
+                                     to_string(a.shape), a.size(), to_string(shape)));
+    if (a.is_c_contiguous()) {
+        ArrayDesc v = a;
+        v.shape = shape;
+        v.strides = contiguous_strides(shape, Order::C);
+        return v;
+    }
+    // Not expressible as a view in general: copy to C order first, as numpy does.
+    ArrayDesc c = make_array(a.context, a.dtype, a.shape, Order::C);
+    assign(c, a);
+    c.shape = shape;
+    c.strides = contiguous_strides(shape, Order::C);
+    return c;
+}
+
+ArrayDesc transpose(const ArrayDesc& a, std::span<const std::size_t> axes) {
+    const std::size_t nd = a.shape.size();
+    std::vector<std::size_t> perm(nd);
+    if (axes.empty()) {
+        for (std::size_t d = 0; d < nd; ++d) perm[d] = nd - 1 - d;
+    } else {
+        if (axes.size() != nd) throw InvalidArgument(fmt::format("xgpu: transpose: {} axes for {} dimensions", axes.size(), nd));
+        std::vector<bool> seen(nd, false);
+        for (std::size_t d = 0; d < nd; ++d) {
+            if (axes[d] >= nd || seen[axes[d]])
+                throw InvalidArgument(fmt::format("xgpu: transpose: axes ({}) are not a permutation", fmt::join(axes, ", ")));
+            seen[axes[d]] = true;
+            perm[d] = axes[d];
+        }
+    }
+    ArrayDesc v = a;
+    for (std::size_t d = 0; d < nd; ++d) {
+        v.shape[d] = a.shape[perm[d]];
+        v.strides[d] = a.strides[perm[d]];
+    }
+    return v;
+}
+
+} // namespace detail
+} // namespace xgpu

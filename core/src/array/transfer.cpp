@@ -1,0 +1,82 @@
+// Array transfers and fills: direct where the layout is contiguous, through a contiguous
+// temporary (one generated copy kernel) where it is not.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "../generated.hpp"
+#include "xgpu/array.hpp"
+#include "xgpu/detail/backend.hpp"
+
+namespace xgpu::detail {
+
+namespace {
+std::size_t bytes_of(const ArrayDesc& a) { return a.size() * info(a.dtype).size; }
+std::size_t byte_offset(const ArrayDesc& a) { return std::size_t(a.offset) * info(a.dtype).size; }
+
+ArrayDesc contiguous_copy(const ArrayDesc& a) {
+    ArrayDesc c = make_array(a.context, a.dtype, a.shape, Order::C);
+    assign(c, a);
+    return c;
+}
+} // namespace
+
+void to_host(const ArrayDesc& a, void* dst) { to_host_async(a, dst).wait(); }
+
+Event to_host_async(const ArrayDesc& a, void* dst) {
+    if (!a.buffer) throw InvalidArgument("xgpu: get from an empty Array");
+    if (a.size() == 0) return a.context.queue().marker();
+    const ArrayDesc src = a.is_c_contiguous() ? a : contiguous_copy(a);
+    // A contiguous array's lowest element is at its offset (positive strides) or not (a view with
+    // negative steps, which is never C-contiguous with more than one element).
+    return src.context.queue().read_async(src.buffer, dst, bytes_of(src), byte_offset(src));
+}
+
+void from_host(const ArrayDesc& a, const void* src) {
+    if (!a.buffer) throw InvalidArgument("xgpu: set on an empty Array");
+    if (a.size() == 0) return;
+    if (a.is_c_contiguous()) {
+        a.context.queue().write(a.buffer, src, bytes_of(a), byte_offset(a));
+        return;
+    }
+    ArrayDesc tmp = make_array(a.context, a.dtype, a.shape, Order::C);
+    tmp.context.queue().write(tmp.buffer, src, bytes_of(tmp));
+    assign(a, tmp);
+}
+
+void fill(const ArrayDesc& a, const void* value) {
+    if (!a.buffer) throw InvalidArgument("xgpu: fill of an empty Array");
+    if (a.size() == 0) return;
+    if (a.is_c_contiguous()) {
+        const std::size_t es = info(a.dtype).size;
+        a.context.queue().fill(a.buffer, value, es, bytes_of(a), byte_offset(a));
+        return;
+    }
+    evaluate(*scalar_node(a.dtype, value, a.dtype), a);
+}
+
+ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std::size_t n) {
+    if (kind(dtype) == Kind::complex || dtype == DType::bool_)
+        throw InvalidArgument(fmt::format("xgpu: arange of {} is not supported; use a real type", name(dtype)));
+    ArrayDesc a = make_array(ctx, dtype, {n}, Order::C);
+    if (n == 0) return a;
+    // numpy computes start + i * step in double precision, then casts.
+    const bool fp64 = ctx.device().has_fp64();
+    const char* acc = fp64 ? "double" : "float";
+    const std::string key = fmt::format("arange|{}|{}", int(dtype), acc);
+    auto k = generated_kernel(
+        ctx, key,
+        [&] {
+            return fmt::format("{}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {} * out, const {} start, const {} step, "
+                               "const uint64_t n) {{\n  const uint64_t i = XGPU_GLOBAL_ID(0);\n"
+                               "  if (i < n) out[i] = ({})(start + ({})i * step);\n}}\n",
+                               embedded_kernel("array.h"), info(dtype).device_name, acc, acc, info(dtype).device_name, acc);
+        },
+        "xgpu_arange");
+    const std::uint64_t count = n;
+    if (fp64) k.launch(ctx.queue(), stream_grid(ctx, n), a.buffer, start, step, count);
+    else k.launch(ctx.queue(), stream_grid(ctx, n), a.buffer, float(start), float(step), count);
+    return a;
+}
+
+} // namespace xgpu::detail

@@ -1,0 +1,28 @@
+#include "generated.hpp"
+
+#include "xgpu/detail/backend.hpp"
+
+namespace xgpu::detail {
+
+Kernel generated_kernel(const Context& ctx, const std::string& key, const std::function<std::string()>& make_source,
+                        const std::string& name) {
+    auto& impl = *ctx.impl();
+    {
+        std::lock_guard lock(impl.generated_mutex);
+        if (auto it = impl.generated.find(key); it != impl.generated.end()) return it->second;
+    }
+    Kernel k = ctx.compile(make_source()).kernel(name);
+    std::lock_guard lock(impl.generated_mutex);
+    return impl.generated.emplace(key, k).first->second;
+}
+
+Grid stream_grid(const Context& ctx, std::size_t n) {
+    // One element per work-item in groups of 256: coalesced on GPUs, and the shape PoCL
+    // vectorises best on CPUs (../shared/PERF.md).
+    std::size_t wg = 256;
+    const std::size_t max = ctx.device().info().max_work_group_size;
+    if (max && max < wg) wg = max;
+    return Grid{(n + wg - 1) / wg * wg, wg};
+}
+
+} // namespace xgpu::detail
