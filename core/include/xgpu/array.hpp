@@ -14,6 +14,7 @@
 #include <complex>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <iosfwd>
 #include <span>
 #include <type_traits>
@@ -90,9 +91,15 @@ public:
 
     // Transfers (blocking unless _async; the host memory must stay alive until the event completes).
     std::vector<T> get() const {
-        std::vector<T> out(size());
-        detail::to_host(d_, out.data());
-        return out;
+        if constexpr (std::is_same_v<T, bool>) { // std::vector<bool> is packed: go through bytes
+            std::vector<std::uint8_t> raw(size());
+            detail::to_host(d_, raw.data());
+            return std::vector<bool>(raw.begin(), raw.end());
+        } else {
+            std::vector<T> out(size());
+            detail::to_host(d_, out.data());
+            return out;
+        }
     }
     void get(std::span<T> out) const {
         check_length(out.size(), "get");
@@ -212,7 +219,13 @@ Array<T> to_device(const Context& ctx, std::span<const T> host, const Shape& sha
 }
 template <Element T>
 Array<T> to_device(const Context& ctx, const std::vector<T>& host, const Shape& shape = {}) {
-    return to_device<T>(ctx, std::span<const T>(host.data(), host.size()), shape);
+    if constexpr (std::is_same_v<T, bool>) { // std::vector<bool> is packed: go through bytes
+        const std::unique_ptr<bool[]> bytes(new bool[host.size()]);
+        std::copy(host.begin(), host.end(), bytes.get());
+        return to_device<T>(ctx, std::span<const T>(bytes.get(), host.size()), shape);
+    } else {
+        return to_device<T>(ctx, std::span<const T>(host.data(), host.size()), shape);
+    }
 }
 
 } // namespace xgpu
