@@ -214,7 +214,7 @@ TEST_CASE("random slices of 1-D and 2-D arrays, C and F order, negative steps") 
             CHECK(a.is_contiguous() == (order == Order::C));
             auto v = a(slice(5, 0, -2), slice(1, {}, 3));
             std::vector<double> want;
-            for (std::size_t i = 5; i > 0; i -= 2)
+            for (std::size_t i : {5, 3, 1})
                 for (std::size_t j = 1; j < c; j += 3) want.push_back(h[i * c + j]);
             CHECK(v.shape() == Shape{3, 3});
             CHECK(v.get() == want);
