@@ -36,7 +36,12 @@ Program build_cached(detail::ContextImpl& ctx, const std::string& source, const 
 
 } // namespace
 
-Context::Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {}
+namespace detail {
+std::shared_ptr<PoolState> make_pool_state(const std::shared_ptr<ContextImpl>& ctx);
+}
+
+Context::Context(std::shared_ptr<detail::ContextImpl> impl)
+    : impl_(std::move(impl)), pool_(impl_ ? detail::make_pool_state(impl_) : nullptr) {}
 
 const Device& Context::device() const { return impl_->device(); }
 const std::string& Context::backend() const { return impl_->device().backend(); }
@@ -49,13 +54,18 @@ Queue Context::queue() const {
 
 Queue Context::new_queue() const { return Queue(impl_->create_queue()); }
 
-Buffer Context::alloc(std::size_t bytes) const {
-    const auto& d = device().info();
+namespace detail {
+void check_allocation(const DeviceInfo& d, std::size_t bytes) {
     if (bytes > d.global_memory || (d.max_allocation && bytes > d.max_allocation))
         throw OutOfMemory(fmt::format("xgpu: cannot allocate {} bytes on {}: the device has {} bytes, and allows at most "
                                       "{} in one buffer",
                                       bytes, d.name, d.global_memory, d.max_allocation),
                           {d.backend, "alloc", 0, ""});
+}
+} // namespace detail
+
+Buffer Context::alloc(std::size_t bytes) const {
+    detail::check_allocation(device().info(), bytes);
     return Buffer(impl_->alloc(bytes));
 }
 

@@ -16,11 +16,15 @@
 #include "xgpu/buffer.hpp"
 #include "xgpu/device.hpp"
 #include "xgpu/kernel.hpp"
+#include "xgpu/pool.hpp"
 #include "xgpu/queue.hpp"
 
 namespace xgpu {
 
-namespace detail { class ContextImpl; }
+namespace detail {
+class ContextImpl;
+struct PoolState;
+} // namespace detail
 
 class Context {
 public:
@@ -54,6 +58,9 @@ public:
     // The dialect preamble for this device.
     std::string preamble() const;
 
+    // The context's memory pool (shared by every copy of this handle).
+    MemoryPool pool() const { return MemoryPool(pool_); }
+
     // Kernel launches enqueued on this context so far (all queues).
     std::uint64_t launch_count() const;
 
@@ -62,6 +69,7 @@ public:
 
 private:
     std::shared_ptr<detail::ContextImpl> impl_;
+    std::shared_ptr<detail::PoolState> pool_;
 };
 
 } // namespace xgpu

@@ -10,4 +10,5 @@
 #include "xgpu/grid.hpp"
 #include "xgpu/kernel.hpp"
 #include "xgpu/queue.hpp"
+#include "xgpu/pool.hpp"
 #include "xgpu/warning.hpp"

@@ -64,7 +64,7 @@ ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order 
     a.dtype = dtype;
     a.shape = shape;
     a.strides = contiguous_strides(shape, order);
-    a.buffer = ctx.alloc(shape_size(shape) * info(dtype).size);
+    a.buffer = ctx.pool().allocate(shape_size(shape) * info(dtype).size);
     return a;
 }
 

@@ -133,6 +133,9 @@ public:
 void register_backend(std::shared_ptr<BackendImpl> backend);
 std::shared_ptr<BackendImpl> find_backend(std::string_view name); // nullptr if not compiled in
 
+// Throws OutOfMemory, before any allocation, for a request the device can never satisfy.
+void check_allocation(const DeviceInfo& device, std::size_t bytes);
+
 // Kernel sources from kernels/, embedded at build time: contents of the named file, or throws.
 std::string_view embedded_kernel(std::string_view file_name);
 

@@ -1,0 +1,121 @@
+// Random arrays on the device: one generated kernel per (distribution, element type), one
+// work-item per Philox block, with seed, counter and range as arguments so that a new seed or range
+// reuses the kernel. The stream is defined in xgpu/random.hpp; kernels/philox.h holds the block
+// function and the conversions.
+#include <random>
+
+#include <fmt/format.h>
+
+#include "../generated.hpp"
+#include "xgpu/detail/backend.hpp"
+#include "xgpu/random.hpp"
+
+namespace xgpu {
+
+Philox::Philox(const Context& ctx) : ctx_(ctx) {
+    std::random_device rd;
+    seed_ = (std::uint64_t(rd()) << 32) | rd();
+}
+
+namespace detail {
+
+namespace {
+using Distribution = Philox::Distribution;
+
+const char* dist_name(Distribution d) {
+    return d == Distribution::uniform ? "uniform" : d == Distribution::normal ? "normal" : "integers";
+}
+
+// The statements that turn block `w` into v[0 .. per-1]; a and b are the kernel's two scalars.
+std::string convert(Distribution d, DType t, unsigned per) {
+    const bool f32 = t == DType::float32;
+    switch (d) {
+    case Distribution::uniform: // a = lo, b = hi - lo
+        return f32 ? "  for (int j = 0; j < 4; ++j) v[j] = fma(b, xgpu_philox_float(w.v[j]), a);\n"
+                   : "  for (int j = 0; j < 2; ++j) v[j] = fma(b, xgpu_philox_double(w.v[2 * j], w.v[2 * j + 1]), a);\n";
+    case Distribution::normal: { // a = mean, b = stddev; Box-Muller on pairs of uniforms
+        const std::string u1 = f32 ? "xgpu_philox_float_nonzero(w.v[j])" : "xgpu_philox_double_nonzero(w.v[0], w.v[1])";
+        const std::string u2 = f32 ? "xgpu_philox_float(w.v[j + 1])" : "xgpu_philox_double(w.v[2], w.v[3])";
+        const char* s = f32 ? "f" : "";
+        return fmt::format("  for (int j = 0; j < {0}; j += 2) {{\n"
+                           "    const {1} r = sqrt(-2.0{2} * log({3})), t = 6.283185307179586{2} * {4};\n"
+                           "    v[j] = a + b * (r * cos(t));\n"
+                           "    v[j + 1] = a + b * (r * sin(t));\n"
+                           "  }}\n",
+                           per, info(t).device_name, s, u1, u2);
+    }
+    case Distribution::integers: { // a = lo (64-bit pattern), b = hi - lo
+        const char* offset = per == 4   ? "xgpu_philox_bounded32(w.v[j], b)"
+                             : per == 2 ? "xgpu_philox_bounded64(w.v[2 * j], w.v[2 * j + 1], b)"
+                                        : "xgpu_philox_bounded128(w.v[0], w.v[1], w.v[2], w.v[3], b)";
+        return fmt::format("  for (int j = 0; j < {}; ++j) v[j] = ({})(a + {});\n", per, info(t).device_name, offset);
+    }
+    }
+    return {};
+}
+
+std::string kernel_source(Distribution d, DType t) {
+    const unsigned per = Philox::per_block(d, t);
+    const char* T = info(t).device_name;
+    const char* P = d == Distribution::integers ? "uint64_t" : T;
+    return fmt::format("{0}\n"
+                       "XGPU_KERNEL void xgpu_philox_{1}(XGPU_GLOBAL {2}* out, const uint64_t offset, const uint64_t n,\n"
+                       "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b) {{\n"
+                       "  const uint64_t g = XGPU_GLOBAL_ID(0), first = g * {4};\n"
+                       "  if (first >= n) return;\n"
+                       "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
+                       "  {2} v[{4}];\n"
+                       "{5}"
+                       "  const uint64_t m = n - first < {4} ? n - first : {4};\n"
+                       "  XGPU_GLOBAL {2}* o = out + offset + first;\n"
+                       "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n"
+                       "}}\n",
+                       embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per));
+}
+
+// Fills dst from the stream with scalars a and b (of type P); returns the blocks used.
+template <class P>
+std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, P a, P b) {
+    if (!dst.buffer) throw InvalidArgument(fmt::format("xgpu: random {} into an empty Array", dist_name(d)));
+    const unsigned per = Philox::per_block(d, dst.dtype);
+    require_fp64(dst.context, dst.dtype);
+    const std::size_t n = dst.size();
+    if (n == 0) return 0;
+    if (!dst.is_c_contiguous()) {
+        const ArrayDesc tmp = make_array(dst.context, dst.dtype, dst.shape, Order::C);
+        const std::uint64_t used = generate(d, tmp, seed, counter, a, b);
+        assign(dst, tmp);
+        return used;
+    }
+    const Context& ctx = dst.context;
+    const Kernel k = generated_kernel(
+        ctx, fmt::format("philox|{}|{}", dist_name(d), name(dst.dtype)), [&] { return kernel_source(d, dst.dtype); },
+        fmt::format("xgpu_philox_{}", dist_name(d)));
+    const std::uint64_t blocks = (n + per - 1) / per, offset = std::uint64_t(dst.offset), count = n;
+    const std::uint32_t key0 = std::uint32_t(seed), key1 = std::uint32_t(seed >> 32);
+    k.launch(ctx.queue(), stream_grid(ctx, blocks), dst.buffer, offset, count, key0, key1, counter, a, b);
+    return blocks;
+}
+} // namespace
+
+std::uint64_t philox_uniform(const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, double lo, double hi) {
+    if (dst.dtype == DType::float32) // the scale in float, as the host reference computes it
+        return generate(Distribution::uniform, dst, seed, counter, float(lo), float(hi) - float(lo));
+    return generate(Distribution::uniform, dst, seed, counter, lo, hi - lo);
+}
+
+std::uint64_t philox_normal(const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, double mean,
+                            double stddev) {
+    if (!(stddev >= 0)) throw InvalidArgument(fmt::format("xgpu: normal: stddev ({}) must not be negative", stddev));
+    if (dst.dtype == DType::float32)
+        return generate(Distribution::normal, dst, seed, counter, float(mean), float(stddev));
+    return generate(Distribution::normal, dst, seed, counter, mean, stddev);
+}
+
+std::uint64_t philox_integers(const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, std::uint64_t lo,
+                              std::uint64_t range) {
+    return generate(Distribution::integers, dst, seed, counter, lo, range);
+}
+
+} // namespace detail
+} // namespace xgpu
