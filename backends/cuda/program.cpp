@@ -87,9 +87,9 @@ std::shared_ptr<Module> load_module(std::shared_ptr<Context> ctx, const std::vec
     if (r == CUDA_ERROR_OUT_OF_MEMORY) fail(r, "cuModuleLoadDataEx");
     if (r != CUDA_SUCCESS) {
         const std::string name = error_name(r), log = jit_log;
-        throw CompileError(fmt::format("xgpu[cuda]: loading the compiled {} on {} failed: {} ({})\noptions: {}\n{}",
+        throw CompileError(fmt::format("xgpu[cuda]: loading the compiled {} on {} failed: {} ({})\noptions: {}{}{}",
                                        kind == 'C' ? "cubin" : "PTX", ctx->device().name(), name, int(r),
-                                       join_options(options), log),
+                                       join_options(options), log.empty() ? "" : "\n", log),
                            {"cuda", "cuModuleLoadDataEx", r, name}, log, options, source);
     }
     return std::make_shared<Module>(std::move(ctx), m);

@@ -151,12 +151,11 @@ std::shared_ptr<detail::EventImpl> Queue::fill(detail::BufferImpl& dst, std::siz
 void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const Arg> args) {
     auto& k = static_cast<Kernel&>(kernel);
     const Dims block = grid.local.empty() ? choose_block(grid.global, k, owner) : grid.local.size;
-    Dims blocks{};
+    const Dims blocks{grid.global.size[0] / block[0], grid.global.size[1] / block[1], grid.global.size[2] / block[2]};
     for (unsigned d = 0; d < 3; ++d) {
         if (block[d] > owner.max_block[d])
             bad_launch(k, fmt::format("the work-group size {} exceeds the device's largest block {} in dimension {}",
                                       str(block), str(owner.max_block), d));
-        blocks[d] = grid.global.size[d] / block[d];
         if (blocks[d] > owner.max_grid[d])
             bad_launch(k, fmt::format("{} work-groups of {} exceed the device's largest grid {} in dimension {}; use "
                                       "larger work-groups",
