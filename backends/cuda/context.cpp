@@ -84,7 +84,6 @@ std::string Context::preamble() const {
 
 detail::BuildResult Context::build(const std::string& source, const std::vector<std::string>& options) {
     Compiled compiled = compile(source, options, target_);
-    make_current();
     auto module = load_module(self(), compiled.binary, options, source);
     auto program = std::make_shared<Program>(std::move(module));
     program->build_log = std::move(compiled.log);
@@ -93,7 +92,6 @@ detail::BuildResult Context::build(const std::string& source, const std::vector<
 
 std::shared_ptr<detail::ProgramImpl> Context::load(const std::vector<unsigned char>& binary,
                                                    const std::vector<std::string>& options) {
-    make_current();
     return std::make_shared<Program>(load_module(self(), binary, options, {}));
 }
 

@@ -45,8 +45,8 @@ struct Compiled {
 // Compiles CUDA C++; throws CompileError with the log and options, or BackendUnavailable without NVRTC.
 Compiled compile(const std::string& source, const std::vector<std::string>& options, const Target& target);
 
-// program.cpp: the binary build() returns and load() accepts is one kind byte ('C' cubin, 'P'
-// PTX) and the image; its format version is part of build_identity().
+// program.cpp: the binary build() returns and load() accepts: an 8-byte header (magic, format
+// version, kind: 'C' cubin or 'P' PTX) and the image. The format version is in build_identity().
 constexpr int binary_format_version = 1;
 std::vector<unsigned char> pack_binary(char kind, const char* image, std::size_t size);
 

@@ -11,8 +11,8 @@
 namespace xgpu::cuda {
 namespace {
 
-// A binary is this 8-byte header and the image, which then starts 8-byte aligned as the driver's
-// ELF reader expects: magic, format version, kind ('C' cubin, 'P' PTX), two zero bytes.
+// A binary is an 8-byte header (magic, format version, kind 'C' cubin or 'P' PTX, two zero bytes)
+// and the image, which so starts 8-byte aligned, as an ELF file in memory normally is.
 constexpr unsigned char magic[4] = {'X', 'G', 'C', 'U'};
 constexpr std::size_t header_size = 8;
 
@@ -31,12 +31,9 @@ template <class T> T read_le(const unsigned char* p) {
 // that the driver is never handed a truncated or foreign file.
 bool is_cuda_elf(const unsigned char* p, std::size_t size) {
     constexpr std::uint16_t em_cuda = 190;
-    if (size < 64 ||
-        std::memcmp(p,
-                    "\x7f"
-                    "ELF",
-                    4) != 0 ||
-        p[4] != 2 || read_le<std::uint16_t>(p + 18) != em_cuda)
+    constexpr unsigned char elf_magic[4] = {0x7f, 'E', 'L', 'F'};
+    if (size < 64 || std::memcmp(p, elf_magic, 4) != 0 || p[4] != 2 /* 64-bit */ ||
+        read_le<std::uint16_t>(p + 18) != em_cuda)
         return false;
     const auto fits = [&](std::uint64_t offset, std::uint64_t count, std::uint64_t entry) {
         return offset <= size && count * entry <= size - offset;
