@@ -129,7 +129,7 @@ class Kernel final : public detail::KernelImpl {
 public:
     Kernel(std::string name, std::shared_ptr<Module> m, CUfunction f);
     int num_args() override { return args; }
-    // Lets launches use `bytes` of dynamic shared memory (beyond 48 KiB needs the kernel's opt-in).
+    // Lets launches use `bytes` of dynamic shared memory: beyond 48 KiB a kernel must opt in.
     void allow_shared_memory(std::size_t bytes);
 
     const std::shared_ptr<Module> module; // holds the kernel's code

@@ -77,6 +77,29 @@ const char* describe(const Arg& a) {
     }
 }
 
+struct Geometry {
+    Dims blocks, block;
+};
+
+// The CUDA grid for an OpenCL-style launch, checked against the device's and the kernel's limits.
+Geometry geometry(const Grid& grid, const Kernel& k, const Context& c) {
+    const Dims block = grid.local.empty() ? choose_block(grid.global, k, c) : grid.local.size;
+    const Dims blocks{grid.global[0] / block[0], grid.global[1] / block[1], grid.global[2] / block[2]};
+    for (unsigned d = 0; d < 3; ++d) {
+        if (block[d] > c.max_block[d])
+            bad_launch(k, fmt::format("the work-group size {} exceeds the device's largest block {} in dimension {}",
+                                      str(block), str(c.max_block), d));
+        if (blocks[d] > c.max_grid[d])
+            bad_launch(k, fmt::format("{} work-groups of {} exceed the device's largest grid {} in dimension {}; use "
+                                      "larger work-groups",
+                                      str(blocks), str(block), str(c.max_grid), d));
+    }
+    if (block[0] * block[1] * block[2] > k.max_threads)
+        bad_launch(k, fmt::format("the work-group size {} exceeds the {} threads per block this kernel can run with",
+                                  str(block), k.max_threads));
+    return {blocks, block};
+}
+
 } // namespace
 
 Queue::Queue(std::shared_ptr<Context> ctx) : QueueImpl(ctx), owner(*ctx) {
@@ -150,20 +173,7 @@ std::shared_ptr<detail::EventImpl> Queue::fill(detail::BufferImpl& dst, std::siz
 
 void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const Arg> args) {
     auto& k = static_cast<Kernel&>(kernel);
-    const Dims block = grid.local.empty() ? choose_block(grid.global, k, owner) : grid.local.size;
-    const Dims blocks{grid.global.size[0] / block[0], grid.global.size[1] / block[1], grid.global.size[2] / block[2]};
-    for (unsigned d = 0; d < 3; ++d) {
-        if (block[d] > owner.max_block[d])
-            bad_launch(k, fmt::format("the work-group size {} exceeds the device's largest block {} in dimension {}",
-                                      str(block), str(owner.max_block), d));
-        if (blocks[d] > owner.max_grid[d])
-            bad_launch(k, fmt::format("{} work-groups of {} exceed the device's largest grid {} in dimension {}; use "
-                                      "larger work-groups",
-                                      str(blocks), str(block), str(owner.max_grid), d));
-    }
-    if (block[0] * block[1] * block[2] > k.max_threads)
-        bad_launch(k, fmt::format("the work-group size {} exceeds the {} threads per block this kernel can run with",
-                                  str(block), k.max_threads));
+    const Geometry g = geometry(grid, k, owner);
 
     // Parameters point at their values: no heap allocation for up to 32 arguments.
     constexpr std::size_t inline_args = 32;
@@ -195,16 +205,15 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
             break;
         }
     }
-    if (shared > 48 * 1024) k.allow_shared_memory(shared);
-
     owner.make_current();
-    const CUresult r = api::cuLaunchKernel(k.function, unsigned(blocks[0]), unsigned(blocks[1]), unsigned(blocks[2]),
-                                           unsigned(block[0]), unsigned(block[1]), unsigned(block[2]), unsigned(shared),
-                                           stream, params, nullptr);
+    k.allow_shared_memory(shared);
+    const CUresult r = api::cuLaunchKernel(k.function, unsigned(g.blocks[0]), unsigned(g.blocks[1]),
+                                           unsigned(g.blocks[2]), unsigned(g.block[0]), unsigned(g.block[1]),
+                                           unsigned(g.block[2]), unsigned(shared), stream, params, nullptr);
     if (r != CUDA_SUCCESS)
         fail(r, "cuLaunchKernel",
-             fmt::format("kernel '{}', {} blocks of {} threads, {} bytes of local memory", k.name, str(blocks),
-                         str(block), shared),
+             fmt::format("kernel '{}', {} blocks of {} threads, {} bytes of local memory", k.name, str(g.blocks),
+                         str(g.block), shared),
              Kind::launch);
 }
 
