@@ -30,9 +30,10 @@ const char* dist_name(Distribution d) {
 std::string convert(Distribution d, DType t, unsigned per) {
     const bool f32 = t == DType::float32;
     switch (d) {
-    case Distribution::uniform: // a = lo, b = hi - lo
-        return f32 ? "  for (int j = 0; j < 4; ++j) v[j] = fma(b, xgpu_philox_float(w.v[j]), a);\n"
-                   : "  for (int j = 0; j < 2; ++j) v[j] = fma(b, xgpu_philox_double(w.v[2 * j], w.v[2 * j + 1]), a);\n";
+    case Distribution::uniform: { // a = lo, b = hi - lo
+        const char* u = f32 ? "xgpu_philox_float(w.v[j])" : "xgpu_philox_double(w.v[2 * j], w.v[2 * j + 1])";
+        return fmt::format("  for (int j = 0; j < {}; ++j) v[j] = fma(b, {}, a);\n", per, u);
+    }
     case Distribution::normal: { // a = mean, b = stddev; Box-Muller on pairs of uniforms
         const std::string u1 = f32 ? "xgpu_philox_float_nonzero(w.v[j])" : "xgpu_philox_double_nonzero(w.v[0], w.v[1])";
         const std::string u2 = f32 ? "xgpu_philox_float(w.v[j + 1])" : "xgpu_philox_double(w.v[2], w.v[3])";
@@ -58,19 +59,20 @@ std::string kernel_source(Distribution d, DType t) {
     const unsigned per = Philox::per_block(d, t);
     const char* T = info(t).device_name;
     const char* P = d == Distribution::integers ? "uint64_t" : T;
-    return fmt::format("{0}\n"
-                       "XGPU_KERNEL void xgpu_philox_{1}(XGPU_GLOBAL {2}* out, const uint64_t offset, const uint64_t n,\n"
-                       "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b) {{\n"
-                       "  const uint64_t g = XGPU_GLOBAL_ID(0), first = g * {4};\n"
-                       "  if (first >= n) return;\n"
-                       "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
-                       "  {2} v[{4}];\n"
-                       "{5}"
-                       "  const uint64_t m = n - first < {4} ? n - first : {4};\n"
-                       "  XGPU_GLOBAL {2}* o = out + offset + first;\n"
-                       "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n"
-                       "}}\n",
-                       embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per));
+    return fmt::format(
+        "{0}\n"
+        "XGPU_KERNEL void xgpu_philox_{1}(XGPU_GLOBAL {2}* out, const uint64_t offset, const uint64_t n,\n"
+        "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b) {{\n"
+        "  const uint64_t g = XGPU_GLOBAL_ID(0), first = g * {4};\n"
+        "  if (first >= n) return;\n"
+        "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
+        "  {2} v[{4}];\n"
+        "{5}"
+        "  const uint64_t m = n - first < {4} ? n - first : {4};\n"
+        "  XGPU_GLOBAL {2}* o = out + offset + first;\n"
+        "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n"
+        "}}\n",
+        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per));
 }
 
 // Fills dst from the stream with scalars a and b (of type P); returns the blocks used.

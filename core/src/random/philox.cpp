@@ -18,16 +18,27 @@ constexpr int rounds = 10;
 using Block = std::array<std::uint32_t, 4>;
 
 Block block_at(std::uint64_t seed, std::uint64_t b) {
-    return philox4x32_10({std::uint32_t(b), std::uint32_t(b >> 32), 0, 0}, {std::uint32_t(seed), std::uint32_t(seed >> 32)});
+    return philox4x32_10({std::uint32_t(b), std::uint32_t(b >> 32), 0, 0},
+                         {std::uint32_t(seed), std::uint32_t(seed >> 32)});
 }
 
 constexpr float two_m24 = 0x1p-24f;
 constexpr double two_m53 = 0x1p-53;
-float to_float(std::uint32_t x) { return float(x >> 8) * two_m24; }
-float to_float_nonzero(std::uint32_t x) { return float((x >> 8) + 1) * two_m24; }
-std::uint64_t bits53(std::uint32_t a, std::uint32_t b) { return ((std::uint64_t(a) << 32) | b) >> 11; }
-double to_double(std::uint32_t a, std::uint32_t b) { return double(bits53(a, b)) * two_m53; }
-double to_double_nonzero(std::uint32_t a, std::uint32_t b) { return double(bits53(a, b) + 1) * two_m53; }
+float to_float(std::uint32_t x) {
+    return float(x >> 8) * two_m24;
+}
+float to_float_nonzero(std::uint32_t x) {
+    return float((x >> 8) + 1) * two_m24;
+}
+std::uint64_t bits53(std::uint32_t a, std::uint32_t b) {
+    return ((std::uint64_t(a) << 32) | b) >> 11;
+}
+double to_double(std::uint32_t a, std::uint32_t b) {
+    return double(bits53(a, b)) * two_m53;
+}
+double to_double_nonzero(std::uint32_t a, std::uint32_t b) {
+    return double(bits53(a, b) + 1) * two_m53;
+}
 
 // floor(x * range / 2^bits) for x of 32, 64 or 128 bits, with the host's 128-bit integers: an
 // independent route to the device's 32-bit-piece arithmetic.
@@ -50,7 +61,8 @@ template <class F> void for_each_block(std::uint64_t seed, std::uint64_t counter
 std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> x, std::array<std::uint32_t, 2> key) {
     for (int r = 0; r < rounds; ++r) {
         if (r > 0) // the key schedule: a Weyl sequence
-            for (int j = 0; j < 2; ++j) key[j] += weyl[j];
+            for (int j = 0; j < 2; ++j)
+                key[j] += weyl[j];
         const std::uint64_t p0 = std::uint64_t(multiplier[0]) * x[0];
         const std::uint64_t p1 = std::uint64_t(multiplier[1]) * x[2];
         x = {std::uint32_t(p1 >> 32) ^ x[1] ^ key[0], std::uint32_t(p1), std::uint32_t(p0 >> 32) ^ x[3] ^ key[1],
@@ -61,7 +73,8 @@ std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> x, std::
 
 unsigned Philox::per_block(Distribution d, DType dtype) {
     if (d == Distribution::integers) {
-        if (!is_integer(dtype)) throw InvalidArgument(fmt::format("xgpu: random integers of {} are not supported", name(dtype)));
+        if (!is_integer(dtype))
+            throw InvalidArgument(fmt::format("xgpu: random integers of {} are not supported", name(dtype)));
         const std::size_t size = info(dtype).size;
         return size <= 2 ? 4 : size == 4 ? 2 : 1;
     }
@@ -79,8 +92,10 @@ std::vector<T> Philox::host_uniform(std::uint64_t seed, std::uint64_t counter, s
     for_each_block(seed, counter, n, per, [&](const Block& w, std::size_t m, std::size_t first) {
         for (std::size_t j = 0; j < m; ++j) {
             T u;
-            if constexpr (std::is_same_v<T, float>) u = to_float(w[j]);
-            else u = to_double(w[2 * j], w[2 * j + 1]);
+            if constexpr (std::is_same_v<T, float>)
+                u = to_float(w[j]);
+            else
+                u = to_double(w[2 * j], w[2 * j + 1]);
             out[first + j] = std::fma(scale, u, lo);
         }
     });
@@ -112,13 +127,13 @@ std::vector<T> Philox::host_normal(std::uint64_t seed, std::uint64_t counter, st
 
 template <RandomInteger T>
 std::vector<T> Philox::host_integers(std::uint64_t seed, std::uint64_t counter, std::size_t n, T lo, T hi) {
-    if (!(lo < hi))
-        throw InvalidArgument(fmt::format("xgpu: integers: lo ({}) must be less than hi ({})", +lo, +hi));
+    if (!(lo < hi)) throw InvalidArgument(fmt::format("xgpu: integers: lo ({}) must be less than hi ({})", +lo, +hi));
     std::vector<T> out(n);
     const std::uint64_t base = std::uint64_t(std::int64_t(lo)), range = std::uint64_t(hi) - std::uint64_t(lo);
     const unsigned per = per_block(Distribution::integers, dtype_v<T>), words = 4 / per;
     for_each_block(seed, counter, n, per, [&](const Block& w, std::size_t m, std::size_t first) {
-        for (std::size_t j = 0; j < m; ++j) out[first + j] = T(base + bounded(&w[j * words], words, range));
+        for (std::size_t j = 0; j < m; ++j)
+            out[first + j] = T(base + bounded(&w[j * words], words, range));
     });
     return out;
 }
