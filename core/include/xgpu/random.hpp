@@ -12,9 +12,10 @@
 //   philox4x32_10(counter = {low32(b), high32(b), 0, 0}, key = {low32(seed), high32(seed)}),
 // four 32-bit words w[0..3]. A call that makes n numbers takes them from blocks counter + 0,
 // counter + 1, ... (mod 2^64), a fixed number E of numbers per block, in the C order of the
-// destination's elements: element i comes from block counter + i / E, and uses words
-// (i % E) * 4/E ... of it. Words left in the last block are dropped, and the counter then advances
-// by ceil(n / E), so consecutive calls never reuse a block. Per distribution:
+// destination's elements: element i comes from block counter + i / E, from its 4/E words that
+// start at word (i % E) * 4/E. Words left in the last block are dropped, and the counter then
+// advances by ceil(n / E), so consecutive calls never reuse a block; a call that makes no numbers
+// leaves it unchanged. Per distribution:
 //   uniform<float>     E = 4  u = (w >> 8) * 2^-24, in [0, 1)
 //   uniform<double>    E = 2  u = ((w[2j] << 32 | w[2j+1]) >> 11) * 2^-53, in [0, 1)
 //     with a range: fma(hi - lo, u, lo), rounded once; as with numpy, hi itself may come out when
@@ -23,8 +24,9 @@
 //     T's width: 1- and 2-byte T: E = 4, x = w (32 bits); 4-byte T: E = 2, x = w[2j] << 32 |
 //     w[2j+1]; 8-byte T: E = 1, x = the 128 bits w[0] w[1] w[2] w[3], most significant first.
 //     No rejection, so every call takes a fixed number of words; the price is a bias: a value's
-//     probability is off by at most one part in 2^bits / (hi - lo), that is below 2^-16 for 1- and
-//     2-byte types and below 2^-32 for the others (none when hi - lo is a power of two).
+//     probability is off by at most one part in 2^bits / (hi - lo), that is by less than 2^-16 for
+//     1- and 2-byte types, 2^-32 for 4-byte and 2^-64 for 8-byte types (and not at all when hi - lo
+//     is a power of two).
 //   normal<float>      E = 4  Box-Muller on the word pairs (w0, w1) and (w2, w3)
 //   normal<double>     E = 2  Box-Muller on the 53-bit uniforms from (w0, w1) and (w2, w3)
 //     a pair (x, y) gives u1 = the uniform of x plus 2^-24 (float) or 2^-53 (double), in (0, 1],
