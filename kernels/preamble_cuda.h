@@ -13,6 +13,7 @@
 #define XGPU_RESTRICT __restrict__
 #define XGPU_DEVICE_FN __device__ inline
 #define XGPU_LOCAL_PTR(T) T*
+#define XGPU_CONSTANT_PTR(T) const T* __restrict__
 #define XGPU_LOCAL_PARAM(T, name) xgpu_local_param<T> name
 
 /* Fixed-width integer types */

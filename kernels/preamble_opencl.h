@@ -15,6 +15,7 @@
 #define XGPU_RESTRICT restrict
 #define XGPU_DEVICE_FN static inline
 #define XGPU_LOCAL_PTR(T) __local T*
+#define XGPU_CONSTANT_PTR(T) __constant T*
 #define XGPU_LOCAL_PARAM(T, name) __local T* name
 
 /* Work-item geometry (size_t, dimension 0..2) */

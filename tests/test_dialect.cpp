@@ -31,10 +31,10 @@ TEST_CASE("device functions, constant tables, restrict and atomics") {
         XGPU_CONSTANT int32_t weights[4] = {1, 10, 100, 1000};
         XGPU_DEVICE_FN int32_t weigh(int32_t v) { return v * weights[v & 3]; }
         XGPU_KERNEL void apply(XGPU_GLOBAL const int32_t* XGPU_RESTRICT in, XGPU_GLOBAL int32_t* XGPU_RESTRICT out,
-                               XGPU_GLOBAL int32_t* counter, const uint32_t n) {
+                               XGPU_GLOBAL int32_t* counter, XGPU_CONSTANT_PTR(int32_t) bias, const uint32_t n) {
             const size_t i = XGPU_GLOBAL_ID(0);
             if (i >= n) return;
-            out[i] = weigh(in[i]);
+            out[i] = weigh(in[i]) + bias[0];
             if (in[i] % 2 == 0) XGPU_ATOMIC_ADD(counter, 1);
         }
     )";
@@ -42,10 +42,12 @@ TEST_CASE("device functions, constant tables, restrict and atomics") {
         auto q = ctx.queue();
         const std::uint32_t n = 5000;
         const auto in = random_vector<std::int32_t>(n, -10000, 10000);
-        auto din = ctx.alloc(n * 4), dout = ctx.alloc(n * 4), dc = ctx.alloc(4);
+        auto din = ctx.alloc(n * 4), dout = ctx.alloc(n * 4), dc = ctx.alloc(4), dbias = ctx.alloc(4);
         q.write(din, in.data(), n * 4);
         q.fill(dc, std::int32_t(0));
-        ctx.compile(src).kernel("apply").launch(q, Grid{(n + 255) / 256 * 256, 256}, din, dout, dc, n);
+        const std::int32_t bias = 3;
+        q.write(dbias, &bias, 4);
+        ctx.compile(src).kernel("apply").launch(q, Grid{(n + 255) / 256 * 256, 256}, din, dout, dc, dbias, n);
         std::vector<std::int32_t> out(n);
         std::int32_t count = 0;
         q.read(dout, out.data(), n * 4);
@@ -53,7 +55,7 @@ TEST_CASE("device functions, constant tables, restrict and atomics") {
         const std::int32_t w[4] = {1, 10, 100, 1000};
         std::int32_t evens = 0;
         for (std::uint32_t i = 0; i < n; ++i) {
-            REQUIRE(out[i] == in[i] * w[in[i] & 3]);
+            REQUIRE(out[i] == in[i] * w[in[i] & 3] + bias);
             evens += in[i] % 2 == 0;
         }
         CHECK(count == evens);

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "support.hpp"
+#include "xgpu/detail/backend.hpp"
 
 using namespace xgpu;
 using xgpu::test::random_vector;
@@ -278,4 +279,23 @@ TEST_CASE("contexts coexist in one process") {
     }
     for (const auto& r : results)
         for (std::size_t i = 0; i < n; ++i) REQUIRE(r[i] == Approx(host[i] * host[i]).epsilon(1e-6));
+}
+
+TEST_CASE("a context is released when its last handle goes, caches and all") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        std::weak_ptr<detail::ContextImpl> weak;
+        {
+            auto c = Context::create(ctx.device());
+            weak = c.impl();
+            auto d = c.alloc(64 * 4);
+            auto k = c.compile("XGPU_KERNEL void one(XGPU_GLOBAL int32_t* a) { a[XGPU_GLOBAL_ID(0)] = 1; }").kernel("one");
+            k.launch(c.queue(), Grid{64}, d);
+            auto pooled = c.pool().allocate(1000);
+            std::int32_t got[64];
+            c.queue().read(d, got, sizeof got);
+            CHECK(got[63] == 1);
+            CHECK(!weak.expired());
+        }
+        CHECK(weak.expired());
+    }
 }

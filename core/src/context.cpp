@@ -3,16 +3,20 @@
 #include <fmt/format.h>
 
 #include "cache.hpp"
+#include "context_shared.hpp"
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
 
 namespace xgpu {
 namespace {
 
-Program build_cached(detail::ContextImpl& ctx, const std::string& source, const std::vector<std::string>& options) {
+Program build_cached(const Context& handle, const std::string& source, const std::vector<std::string>& options) {
+    detail::ContextImpl& ctx = *handle.impl();
+    detail::ContextShared& shared = handle.shared();
     const std::string key = detail::cache_key(ctx, source, options);
-    std::lock_guard lock(ctx.mutex); // one build per context at a time: no duplicate compiles of one key
-    if (auto it = ctx.programs.find(key); it != ctx.programs.end()) return Program(it->second, ProgramOrigin::memory_cache);
+    std::lock_guard lock(shared.mutex); // one build per context at a time: no duplicate compiles of one key
+    if (auto it = shared.programs.find(key); it != shared.programs.end())
+        return Program(it->second, ProgramOrigin::memory_cache);
 
     std::shared_ptr<detail::ProgramImpl> program;
     ProgramOrigin origin = ProgramOrigin::compiled;
@@ -30,7 +34,7 @@ Program build_cached(detail::ContextImpl& ctx, const std::string& source, const 
         if (!built.binary.empty()) detail::cache_store(key, built.binary);
     }
     program->context = ctx.shared_from_this();
-    ctx.programs.emplace(key, program);
+    shared.programs.emplace(key, program);
     return Program(program, origin);
 }
 
@@ -40,16 +44,21 @@ namespace detail {
 std::shared_ptr<PoolState> make_pool_state(const std::shared_ptr<ContextImpl>& ctx);
 }
 
-Context::Context(std::shared_ptr<detail::ContextImpl> impl)
-    : impl_(std::move(impl)), pool_(impl_ ? detail::make_pool_state(impl_) : nullptr) {}
+Context::Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {
+    if (!impl_) return;
+    shared_ = std::make_shared<detail::ContextShared>();
+    shared_->pool = detail::make_pool_state(impl_);
+}
+
+MemoryPool Context::pool() const { return MemoryPool(shared_->pool); }
 
 const Device& Context::device() const { return impl_->device(); }
 const std::string& Context::backend() const { return impl_->device().backend(); }
 
 Queue Context::queue() const {
-    std::lock_guard lock(impl_->mutex);
-    if (!impl_->default_queue) impl_->default_queue = impl_->create_queue();
-    return Queue(impl_->default_queue);
+    std::lock_guard lock(shared_->mutex);
+    if (!shared_->default_queue) shared_->default_queue = impl_->create_queue();
+    return Queue(shared_->default_queue);
 }
 
 Queue Context::new_queue() const { return Queue(impl_->create_queue()); }
@@ -77,11 +86,11 @@ std::uint64_t Context::launch_count() const { return impl_->launches.load(std::m
 
 Program Context::compile(std::string_view source, const std::vector<std::string>& options) const {
     // #line keeps the compiler's messages on the user's own line numbers.
-    return build_cached(*impl_, impl_->preamble() + "\n#line 1\n" + std::string(source), options);
+    return build_cached(*this, impl_->preamble() + "\n#line 1\n" + std::string(source), options);
 }
 
 Program Context::compile_native(std::string_view source, const std::vector<std::string>& options) const {
-    return build_cached(*impl_, std::string(source), options);
+    return build_cached(*this, std::string(source), options);
 }
 
 } // namespace xgpu

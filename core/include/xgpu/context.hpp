@@ -23,7 +23,7 @@ namespace xgpu {
 
 namespace detail {
 class ContextImpl;
-struct PoolState;
+struct ContextShared;
 } // namespace detail
 
 class Context {
@@ -59,7 +59,7 @@ public:
     std::string preamble() const;
 
     // The context's memory pool (shared by every copy of this handle).
-    MemoryPool pool() const { return MemoryPool(pool_); }
+    MemoryPool pool() const;
 
     // Kernel launches enqueued on this context so far (all queues).
     std::uint64_t launch_count() const;
@@ -69,7 +69,12 @@ public:
 
 private:
     std::shared_ptr<detail::ContextImpl> impl_;
-    std::shared_ptr<detail::PoolState> pool_;
+    std::shared_ptr<detail::ContextShared> shared_;
+    friend struct detail::ContextShared;
+
+public:
+    // The neutral layer's per-context caches (internal).
+    detail::ContextShared& shared() const { return *shared_; }
 };
 
 } // namespace xgpu

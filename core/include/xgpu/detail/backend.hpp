@@ -110,14 +110,11 @@ public:
     virtual std::shared_ptr<ProgramImpl> load(const std::vector<unsigned char>& binary,
                                               const std::vector<std::string>& options) = 0;
 
-    // Neutral state kept per context.
-    std::mutex mutex;
-    std::shared_ptr<QueueImpl> default_queue;
-    std::unordered_map<std::string, std::shared_ptr<ProgramImpl>> programs; // memory cache by key
-    // Generated kernels (array expressions, reductions) by their structural key.
-    std::mutex generated_mutex;
-    std::unordered_map<std::string, Kernel> generated;
+    // Kernel launches enqueued on this context (all queues).
     std::atomic<std::uint64_t> launches{0};
+    // The neutral layer's caches (default queue, programs, generated kernels, memory pool) live in
+    // the Context handles' shared state, not here: they refer to this object, and holding them
+    // here would make cycles that keep a context alive forever.
 };
 
 class BackendImpl {
