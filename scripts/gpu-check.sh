@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# On the GPU machine (../shared/DEVICE.md), from the repository root with build/ carried along:
+# registers NVIDIA's OpenCL driver, then runs the steps named (default: all) and leaves logs in
+# $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck on the CUDA
+# backend, and the benchmarks on both backends.
+#   scripts/gpu-check.sh [tests] [memcheck] [bench]
+set -u
+out=${OUT:-/tmp/xgpu-out}
+mkdir -p "$out"
+# ctest's files name the build's absolute path on the CPU machine.
+if [ "$(pwd)" != /work/main ]; then mkdir -p /work && ln -sfn "$(pwd)" /work/main; fi
+cd /work/main
+mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd && cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null
+export OCL_ICD_VENDORS=/tmp/icd
+steps=${*:-tests memcheck bench}
+nvidia-smi -L
+build/tools/xgpu-info >"$out/info.txt" 2>&1
+tail -n 1 "$out/info.txt"
+for step in $steps; do
+  case $step in
+  tests)
+    (cd build && XGPU_BACKEND=cuda ctest -E consumer --output-on-failure) >"$out/ctest-cuda.txt" 2>&1
+    echo "ctest cuda: rc=$? $(grep -E 'tests passed|tests failed' "$out/ctest-cuda.txt")"
+    (cd build && XGPU_BACKEND=opencl XGPU_DEVICE=nvidia ctest -E consumer --output-on-failure) >"$out/ctest-opencl.txt" 2>&1
+    echo "ctest opencl: rc=$? $(grep -E 'tests passed|tests failed' "$out/ctest-opencl.txt")"
+    ;;
+  memcheck)
+    : >"$out/memcheck.txt"
+    for t in build/tests/test_*; do
+      XGPU_BACKEND=cuda compute-sanitizer --tool memcheck --error-exitcode 99 "$t" >>"$out/memcheck.txt" 2>&1
+      echo "memcheck $(basename "$t"): rc=$?" | tee -a "$out/memcheck.txt"
+    done
+    grep -E "ERROR SUMMARY" "$out/memcheck.txt" | sort | uniq -c
+    ;;
+  bench)
+    : >"$out/bench.txt"
+    for b in cuda opencl; do
+      dev=""
+      [ $b = opencl ] && dev=nvidia
+      for prog in build/bench/xgpu-bench build/bench/array-bench; do
+        [ -x $prog ] && XGPU_BACKEND=$b XGPU_DEVICE=$dev $prog >>"$out/bench.txt" 2>&1
+        echo >>"$out/bench.txt"
+      done
+    done
+    [ -f bench/peers/cupy_bench.py ] && python3 bench/peers/cupy_bench.py >>"$out/bench.txt" 2>&1
+    cat "$out/bench.txt"
+    ;;
+  esac
+done
