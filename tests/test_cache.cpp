@@ -43,7 +43,8 @@ std::string probe(const Context& ctx, const std::string& tag) {
     std::FILE* p = ::popen(cmd.c_str(), "r");
     REQUIRE(p);
     char line[4096] = {0};
-    std::string out = std::fgets(line, sizeof line, p) ? line : "";
+    std::string out;
+    while (std::fgets(line, sizeof line, p)) out += line;
     ::pclose(p);
     while (!out.empty() && out.back() == '\n') out.pop_back();
     return out;
