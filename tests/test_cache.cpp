@@ -36,10 +36,10 @@ struct TempCache {
     }
 };
 
-// Runs cache_probe in a new process on `ctx`'s device and returns its output line.
-std::string probe(const Context& ctx, const std::string& tag) {
-    const std::string cmd = "XGPU_BACKEND=" + ctx.backend() + " XGPU_DEVICE=" + std::to_string(ctx.device().index()) +
-                            " " + XGPU_CACHE_PROBE + " " + tag;
+// Runs cache_probe in a new process on `backend` (XGPU_DEVICE, if set, is inherited) and returns
+// its output.
+std::string probe(const std::string& backend, const std::string& tag) {
+    const std::string cmd = "XGPU_BACKEND=" + backend + " " + XGPU_CACHE_PROBE + " " + tag + " 2>&1";
     std::FILE* p = ::popen(cmd.c_str(), "r");
     REQUIRE(p);
     char line[4096] = {0};
@@ -66,12 +66,22 @@ int run_fill7(const Program& p, const Context& ctx) {
 } // namespace
 
 TEST_CASE("a second process loads the program from disk without compiling") {
-    XGPU_FOR_EACH_CONTEXT(ctx) {
+    // Only child processes touch the device here: NVIDIA's OpenCL was seen to hide its GPU from a
+    // child while the parent held a context on it.
+    const char* env = std::getenv("XGPU_BACKEND");
+    std::vector<std::string> names;
+    if (env && *env && std::string(env) != "auto") names.push_back(env);
+    else
+        for (const auto& b : backends())
+            if (b.available) names.push_back(b.name);
+    REQUIRE(!names.empty());
+    for (const auto& backend : names) {
+        INFO("backend " << backend);
         TempCache cache;
         const std::string tag = std::to_string(test::rng()() % 100000);
-        CHECK(probe(ctx, tag) == "compiled ok");
+        CHECK(probe(backend, tag) == "compiled ok");
         CHECK(cache.entries().size() == 1);
-        CHECK(probe(ctx, tag) == "disk_cache ok");
+        CHECK(probe(backend, tag) == "disk_cache ok");
     }
 }
 

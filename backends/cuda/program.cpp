@@ -129,6 +129,12 @@ void Kernel::allow_shared_memory(std::size_t bytes) {
 }
 
 std::shared_ptr<detail::KernelImpl> Program::create_kernel(const std::string& name) {
+    // Where the driver can list the module's kernels, an unknown name is answered from the list
+    // rather than by a failing call (which compute-sanitizer would report as an API error).
+    if (api::cuModuleGetFunctionCount) {
+        const auto names = kernel_names();
+        if (std::find(names.begin(), names.end(), name) == names.end()) return nullptr;
+    }
     module->context->make_current();
     CUfunction f = nullptr;
     const CUresult r = api::cuModuleGetFunction(&f, module->handle, name.c_str());

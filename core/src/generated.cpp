@@ -22,7 +22,9 @@ Grid stream_grid(const Context& ctx, std::size_t n) {
     std::size_t wg = 256;
     const std::size_t max = ctx.device().info().max_work_group_size;
     if (max && max < wg) wg = max;
-    return Grid{(n + wg - 1) / wg * wg, wg};
+    const std::size_t row = std::size_t(1) << 30;
+    if (n <= row) return Grid{Range((n + wg - 1) / wg * wg, 1), Range(wg, 1)};
+    return Grid{Range(row, (n + row - 1) / row), Range(wg, 1)};
 }
 
 } // namespace xgpu::detail

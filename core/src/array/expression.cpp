@@ -213,9 +213,9 @@ public:
         counter_ = 0;
         const std::string result = emit(root_, body, next_array, next_scalar);
         body += fmt::format("    p0[o0 + {}] = {};\n", index_of(0), convert(result, root_.type, operands_[0].array->dtype));
-        return fmt::format("{}\nXGPU_KERNEL void xgpu_elementwise({}) {{\n    const uint64_t i = XGPU_GLOBAL_ID(0);\n"
+        return fmt::format("{}\nXGPU_KERNEL void xgpu_elementwise({}) {{\n    const uint64_t i = {};\n"
                            "    if (i >= n) return;\n{}}}\n",
-                           embedded_kernel("array.h"), params, body);
+                           embedded_kernel("array.h"), params, stream_index, body);
     }
 
     // Kernel arguments, in the order source() declares them.

@@ -68,9 +68,10 @@ ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std
         ctx, key,
         [&] {
             return fmt::format("{}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {} * out, const {} start, const {} step, "
-                               "const uint64_t n) {{\n  const uint64_t i = XGPU_GLOBAL_ID(0);\n"
+                               "const uint64_t n) {{\n  const uint64_t i = {};\n"
                                "  if (i < n) out[i] = ({})(start + ({})i * step);\n}}\n",
-                               embedded_kernel("array.h"), info(dtype).device_name, acc, acc, info(dtype).device_name, acc);
+                               embedded_kernel("array.h"), info(dtype).device_name, acc, acc, stream_index, info(dtype).device_name,
+                               acc);
         },
         "xgpu_arange");
     const std::uint64_t count = n;

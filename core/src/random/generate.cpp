@@ -63,7 +63,7 @@ std::string kernel_source(Distribution d, DType t) {
         "{0}\n"
         "XGPU_KERNEL void xgpu_philox_{1}(XGPU_GLOBAL {2}* out, const uint64_t offset, const uint64_t n,\n"
         "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b) {{\n"
-        "  const uint64_t g = XGPU_GLOBAL_ID(0), first = g * {4};\n"
+        "  const uint64_t g = {6}, first = g * {4};\n"
         "  if (first >= n) return;\n"
         "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
         "  {2} v[{4}];\n"
@@ -72,7 +72,7 @@ std::string kernel_source(Distribution d, DType t) {
         "  XGPU_GLOBAL {2}* o = out + offset + first;\n"
         "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n"
         "}}\n",
-        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per));
+        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per), stream_index);
 }
 
 // Fills dst from the stream with scalars a and b (of type P); returns the blocks used.
