@@ -1,0 +1,157 @@
+// ElementwiseKernel: parses the argument declarations, wraps the operation in a kernel that binds
+// each array argument at its offset, and checks every argument before launching.
+#include "xgpu/elementwise.hpp"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "../generated.hpp"
+#include "xgpu/detail/backend.hpp"
+
+namespace xgpu {
+namespace {
+
+std::string trim(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\n");
+    const auto e = s.find_last_not_of(" \t\n");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::vector<ElementwiseKernel::Param> parse(const std::string& arguments) {
+    std::vector<ElementwiseKernel::Param> out;
+    std::size_t start = 0;
+    while (start <= arguments.size()) {
+        std::size_t end = arguments.find(',', start);
+        if (end == std::string::npos) end = arguments.size();
+        const std::string decl = trim(arguments.substr(start, end - start));
+        start = end + 1;
+        if (decl.empty()) continue;
+        ElementwiseKernel::Param p;
+        p.declaration = decl;
+        std::size_t e = decl.size();
+        while (e > 0 && (std::isalnum(static_cast<unsigned char>(decl[e - 1])) || decl[e - 1] == '_')) --e;
+        p.name = decl.substr(e);
+        if (p.name.empty() || e == 0) throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel: cannot read the argument '{}'", decl));
+        std::string type = trim(decl.substr(0, e));
+        p.pointer = type.find('*') != std::string::npos;
+        // The element (or scalar) type: what is left without qualifiers, address spaces and '*'.
+        std::string base;
+        std::size_t i = 0;
+        while (i < type.size()) {
+            while (i < type.size() && !(std::isalnum(static_cast<unsigned char>(type[i])) || type[i] == '_')) ++i;
+            std::size_t j = i;
+            while (j < type.size() && (std::isalnum(static_cast<unsigned char>(type[j])) || type[j] == '_')) ++j;
+            const std::string word = type.substr(i, j - i);
+            i = j;
+            if (word.empty() || word == "const" || word == "volatile" || word == "XGPU_GLOBAL" || word == "XGPU_RESTRICT" ||
+                word == "__global" || word == "restrict" || word == "__restrict__")
+                continue;
+            base += (base.empty() ? "" : " ") + word;
+        }
+        p.type = base;
+        out.push_back(p);
+    }
+    return out;
+}
+
+// The dtype a declared type names, where it names one we know.
+std::optional<DType> dtype_named(const std::string& t) {
+    static const std::pair<const char*, DType> names[] = {
+        {"float", DType::float32},    {"double", DType::float64},   {"int8_t", DType::int8},     {"char", DType::int8},
+        {"int16_t", DType::int16},    {"short", DType::int16},      {"int32_t", DType::int32},   {"int", DType::int32},
+        {"int64_t", DType::int64},    {"uint8_t", DType::uint8},    {"uchar", DType::uint8},     {"unsigned char", DType::uint8},
+        {"uint16_t", DType::uint16},  {"ushort", DType::uint16},    {"uint32_t", DType::uint32}, {"uint", DType::uint32},
+        {"unsigned int", DType::uint32}, {"unsigned", DType::uint32}, {"uint64_t", DType::uint64}, {"ulong", DType::uint64},
+        {"xgpu_cfloat", DType::complex64}, {"xgpu_cdouble", DType::complex128}};
+    for (const auto& [n, d] : names)
+        if (t == n) return d;
+    return std::nullopt;
+}
+
+} // namespace
+
+ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
+                                     const std::string& name, const std::string& preamble)
+    : ctx_(ctx), name_(name), params_(parse(arguments)) {
+    std::string params, rebind;
+    for (const auto& p : params_) {
+        if (p.pointer) {
+            // The array's base pointer and element offset; the user's name is bound at the offset.
+            std::string decl = p.declaration.substr(0, p.declaration.size() - p.name.size());
+            if (decl.find("XGPU_GLOBAL") == std::string::npos && decl.find("__global") == std::string::npos)
+                decl = "XGPU_GLOBAL " + decl;
+            params += fmt::format("{} xgpu_base_{}, const int64_t xgpu_off_{}, ", decl, p.name, p.name);
+            rebind += fmt::format("    {} {} = xgpu_base_{} + xgpu_off_{};\n", decl, p.name, p.name, p.name);
+        } else {
+            params += p.declaration + ", ";
+        }
+    }
+    source_ = fmt::format("{}\n{}\nXGPU_KERNEL void {}({}const int64_t xgpu_start, const int64_t xgpu_step, "
+                          "const uint64_t xgpu_n) {{\n    const uint64_t xgpu_k = {};\n    if (xgpu_k >= xgpu_n) return;\n"
+                          "    const int64_t i = xgpu_start + (int64_t)xgpu_k * xgpu_step;\n{}    {};\n}}\n",
+                          detail::embedded_kernel("array.h"), preamble, name, params, detail::stream_index, rebind,
+                          operation);
+    kernel_ = ctx.compile(source_).kernel(name);
+}
+
+void ElementwiseKernel::launch(const Slice* range, const std::vector<Bound>& args) const {
+    if (args.size() != params_.size())
+        throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}' takes {} arguments, {} given", name_, params_.size(),
+                                          args.size()));
+    std::int64_t size = -1;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+        const auto& p = params_[k];
+        const auto& a = args[k];
+        if (p.pointer != (a.array != nullptr))
+            throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument {} ('{}') must be {}", name_, k,
+                                              p.declaration, p.pointer ? "an Array" : "a scalar"));
+        const auto want = dtype_named(p.type);
+        if (want && *want != a.dtype)
+            throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument {} ('{}') declares {}, but {} was given",
+                                              name_, k, p.declaration, name(*want), name(a.dtype)));
+        if (a.array) {
+            if (!(a.array->context == ctx_))
+                throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument '{}' is an array of another context",
+                                                  name_, p.name));
+            if (!a.array->is_c_contiguous())
+                throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument '{}' is a non-contiguous view; "
+                                                  "pass a contiguous array (e.g. .copy())",
+                                                  name_, p.name));
+            if (size < 0) size = std::int64_t(a.array->size());
+        }
+    }
+    std::int64_t start = 0, step = 1;
+    std::uint64_t n = size < 0 ? 0 : std::uint64_t(size);
+    if (range) {
+        step = range->step;
+        if (step == 0) throw InvalidArgument("xgpu: ElementwiseKernel range step must not be zero");
+        start = range->start.value_or(step > 0 ? 0 : size - 1);
+        const std::int64_t stop = range->stop.value_or(step > 0 ? size : -1);
+        const std::int64_t len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / (-step);
+        n = len > 0 ? std::uint64_t(len) : 0;
+    } else if (size < 0) {
+        throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}' has no array argument to size the launch; "
+                                          "pass a range",
+                                          name_));
+    }
+    std::vector<detail::KernelArg> kargs;
+    std::vector<std::int64_t> offsets;
+    offsets.reserve(args.size());
+    for (const auto& a : args) {
+        if (a.array) {
+            kargs.push_back(detail::make_arg(a.array->buffer));
+            offsets.push_back(a.array->offset);
+            kargs.push_back(detail::KernelArg{detail::KernelArg::Kind::scalar, 8, &offsets.back(), nullptr});
+        } else {
+            kargs.push_back(a.scalar);
+        }
+    }
+    kargs.push_back(detail::make_arg(start));
+    kargs.push_back(detail::make_arg(step));
+    kargs.push_back(detail::make_arg(n));
+    if (n == 0) return;
+    kernel_.launch_args(ctx_.queue(), detail::stream_grid(ctx_, n), kargs);
+}
+
+} // namespace xgpu
