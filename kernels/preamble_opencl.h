@@ -18,14 +18,14 @@
 #define XGPU_CONSTANT_PTR(T) __constant T*
 #define XGPU_LOCAL_PARAM(T, name) __local T* name
 
-/* Work-item geometry (size_t, dimension 0..2). Global ids and sizes are computed from the
- * group's, in size_t: NVIDIA's OpenCL returns wrong get_global_id values past 2^31 work-items. */
-#define XGPU_GLOBAL_ID(d) ((size_t)get_group_id(d) * get_local_size(d) + get_local_id(d))
+/* Work-item geometry (size_t, dimension 0..2). NVIDIA's OpenCL was seen to compute wrong results
+ * for 1-D ranges past 2^31 work-items: xgpu's own kernels launch 2-D ranges there. */
+#define XGPU_GLOBAL_ID(d) get_global_id(d)
 #define XGPU_LOCAL_ID(d) get_local_id(d)
 #define XGPU_GROUP_ID(d) get_group_id(d)
 #define XGPU_LOCAL_SIZE(d) get_local_size(d)
 #define XGPU_NUM_GROUPS(d) get_num_groups(d)
-#define XGPU_GLOBAL_SIZE(d) ((size_t)get_num_groups(d) * get_local_size(d))
+#define XGPU_GLOBAL_SIZE(d) get_global_size(d)
 
 /* Synchronisation within a work-group */
 #define XGPU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)

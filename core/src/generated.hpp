@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "xgpu/context.hpp"
 
@@ -13,11 +14,17 @@ namespace xgpu::detail {
 Kernel generated_kernel(const Context& ctx, const std::string& key, const std::function<std::string()>& make_source,
                         const std::string& name);
 
-// A launch over n work-items with the device's preferred work-group size for streaming. It is
-// 2-D once n passes 2^30 (rows of 2^30 work-items), since some OpenCL drivers mishandle 1-D
-// ranges past 2^31; kernels take their element index from stream_index.
-Grid stream_grid(const Context& ctx, std::size_t n);
-// The element index of a work-item of a stream_grid launch, as kernel code (uint64_t).
-inline constexpr const char* stream_index = "((uint64_t)XGPU_GLOBAL_ID(1) * XGPU_GLOBAL_SIZE(0) + XGPU_GLOBAL_ID(0))";
+// Streaming kernels (one element per work-item) end their parameter list with stream_params and
+// open with stream_begin, which sets `const uint64_t i` to the element index. On GPUs the launch
+// is padded to whole work-groups and guarded (2-D past 2^30 work-items: some OpenCL drivers
+// mishandle 1-D ranges past 2^31). On CPUs a per-item guard stops PoCL from vectorising across
+// work-items (half the bandwidth, ../shared/PERF.md): the launch is split into whole work-groups
+// with the guard switched off by a uniform argument, and one guarded group for the remainder (the
+// same work-group size, so PoCL compiles no new specialisation for each array size).
+inline constexpr const char* stream_params =
+    "const uint64_t xgpu_base, const uint64_t xgpu_count, const uint32_t xgpu_guard";
+std::string stream_begin(const Context& ctx, const std::string& index = "i");
+// Launches `k` over `count` work-items with `args` then the base and count arguments.
+void stream_launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, std::uint64_t count);
 
 } // namespace xgpu::detail

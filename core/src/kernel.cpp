@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "profile.hpp"
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
 #include "xgpu/queue.hpp"
@@ -93,7 +94,13 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
                                           impl_->name, local_bytes, dev.local_memory));
     check_grid(impl_->name, grid, dev);
     if (grid.global.total() == 0) return; // nothing to run
-    q.launch(*impl_, grid, args);
+    if (detail::profiling()) {
+        auto before = q.marker();
+        q.launch(*impl_, grid, args);
+        detail::profile_launch(impl_->name, queue.impl(), std::move(before), q.marker());
+    } else {
+        q.launch(*impl_, grid, args);
+    }
     q.context->launches.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -87,11 +87,12 @@ ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& argu
             params += p.declaration + ", ";
         }
     }
-    source_ = fmt::format("{}\n{}\nXGPU_KERNEL void {}({}const int64_t xgpu_start, const int64_t xgpu_step, "
-                          "const uint64_t xgpu_n) {{\n    const uint64_t xgpu_k = {};\n    if (xgpu_k >= xgpu_n) return;\n"
+    // The user's index `i` is start + k * step for the k-th work-item of the stream.
+    const std::string begin = detail::stream_begin(ctx, "xgpu_k");
+    source_ = fmt::format("{}\n{}\nXGPU_KERNEL void {}({}const int64_t xgpu_start, const int64_t xgpu_step, {}) {{\n{}"
                           "    const int64_t i = xgpu_start + (int64_t)xgpu_k * xgpu_step;\n{}    {};\n}}\n",
-                          detail::embedded_kernel("array.h"), preamble, name, params, detail::stream_index, rebind,
-                          operation);
+                          detail::embedded_kernel("array.h"), preamble, name, params, detail::stream_params, begin,
+                          rebind, operation);
     kernel_ = ctx.compile(source_).kernel(name);
 }
 
@@ -149,9 +150,7 @@ void ElementwiseKernel::launch(const Slice* range, const std::vector<Bound>& arg
     }
     kargs.push_back(detail::make_arg(start));
     kargs.push_back(detail::make_arg(step));
-    kargs.push_back(detail::make_arg(n));
-    if (n == 0) return;
-    kernel_.launch_args(ctx_.queue(), detail::stream_grid(ctx_, n), kargs);
+    detail::stream_launch(ctx_, kernel_, std::move(kargs), n);
 }
 
 } // namespace xgpu

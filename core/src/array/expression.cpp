@@ -177,7 +177,7 @@ std::string convert(const std::string& v, DType from, DType to) {
 
 class Generator {
 public:
-    Generator(const Node& root, const ArrayDesc& dst) : root_(root), shape_(dst.shape) {
+    Generator(const Node& root, const ArrayDesc& dst) : root_(root), ctx_(dst.context), shape_(dst.shape) {
         operands_.push_back(classify(dst, shape_));
         collect(root);
         for (const auto& o : operands_) strided_ = strided_ || o.layout == Layout::strided;
@@ -195,7 +195,6 @@ public:
         std::string params = fmt::format("XGPU_GLOBAL {}* p0, const int64_t o0", dev(operands_[0].array->dtype));
         std::size_t next_array = 1, next_scalar = 0;
         params_of(root_, params, next_array, next_scalar);
-        params += ", const uint64_t n";
         if (strided_) {
             for (std::size_t d = 0; d < shape_.size(); ++d) params += fmt::format(", const uint64_t n{}", d);
             for (std::size_t k = 0; k < operands_.size(); ++k)
@@ -213,13 +212,12 @@ public:
         counter_ = 0;
         const std::string result = emit(root_, body, next_array, next_scalar);
         body += fmt::format("    p0[o0 + {}] = {};\n", index_of(0), convert(result, root_.type, operands_[0].array->dtype));
-        return fmt::format("{}\nXGPU_KERNEL void xgpu_elementwise({}) {{\n    const uint64_t i = {};\n"
-                           "    if (i >= n) return;\n{}}}\n",
-                           embedded_kernel("array.h"), params, stream_index, body);
+        return fmt::format("{}\nXGPU_KERNEL void xgpu_elementwise({}, {}) {{\n{}{}}}\n", embedded_kernel("array.h"),
+                           params, stream_params, stream_begin(ctx_), body);
     }
 
     // Kernel arguments, in the order source() declares them.
-    void arguments(std::vector<KernelArg>& args, std::vector<std::int64_t>& ints, std::uint64_t& n) const {
+    void arguments(std::vector<KernelArg>& args, std::vector<std::int64_t>& ints) const {
         ints.reserve(2 + operands_.size() * (1 + shape_.size()) + shape_.size()); // no reallocation: args point in
         auto push_int = [&](std::int64_t v) {
             ints.push_back(v);
@@ -229,7 +227,6 @@ public:
         push_int(operands_[0].array->offset);
         std::size_t k = 1;
         args_of(root_, args, push_int, k);
-        args.push_back(KernelArg{KernelArg::Kind::scalar, 8, &n, nullptr});
         if (strided_) {
             for (auto s : shape_) push_int(std::int64_t(s));
             for (const auto& o : operands_)
@@ -411,6 +408,7 @@ private:
     }
 
     const Node& root_;
+    const Context& ctx_;
     Shape shape_;
     std::vector<Operand> operands_; // [0] is the destination
     bool strided_ = false;
@@ -464,9 +462,8 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
     Kernel k = generated_kernel(dst.context, key, [&] { return gen.source(); }, "xgpu_elementwise");
     std::vector<KernelArg> args;
     std::vector<std::int64_t> ints;
-    std::uint64_t n = dst.size();
-    gen.arguments(args, ints, n);
-    k.launch_args(dst.context.queue(), stream_grid(dst.context, n), args);
+    gen.arguments(args, ints);
+    stream_launch(dst.context, k, std::move(args), dst.size());
 }
 
 void assign(const ArrayDesc& dst, const ArrayDesc& src) { evaluate(*array_node(src), dst); }

@@ -67,16 +67,16 @@ ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std
     auto k = generated_kernel(
         ctx, key,
         [&] {
-            return fmt::format("{}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {} * out, const {} start, const {} step, "
-                               "const uint64_t n) {{\n  const uint64_t i = {};\n"
-                               "  if (i < n) out[i] = ({})(start + ({})i * step);\n}}\n",
-                               embedded_kernel("array.h"), info(dtype).device_name, acc, acc, stream_index, info(dtype).device_name,
-                               acc);
+            return fmt::format("{0}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {1}* out, const {2} start, const {2} step, {3}) "
+                               "{{\n{4}    out[i] = ({1})(start + ({2})i * step);\n}}\n",
+                               embedded_kernel("array.h"), info(dtype).device_name, acc, stream_params, stream_begin(ctx));
         },
         "xgpu_arange");
-    const std::uint64_t count = n;
-    if (fp64) k.launch(ctx.queue(), stream_grid(ctx, n), a.buffer, start, step, count);
-    else k.launch(ctx.queue(), stream_grid(ctx, n), a.buffer, float(start), float(step), count);
+    const double d_start = start, d_step = step;
+    const float f_start = float(start), f_step = float(step);
+    std::vector<KernelArg> args{make_arg(a.buffer), fp64 ? make_arg(d_start) : make_arg(f_start),
+                                fp64 ? make_arg(d_step) : make_arg(f_step)};
+    stream_launch(ctx, k, std::move(args), n);
     return a;
 }
 

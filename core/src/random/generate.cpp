@@ -55,16 +55,16 @@ std::string convert(Distribution d, DType t, unsigned per) {
     return {};
 }
 
-std::string kernel_source(Distribution d, DType t) {
+std::string kernel_source(Distribution d, DType t, const std::string& begin) {
     const unsigned per = Philox::per_block(d, t);
     const char* T = info(t).device_name;
     const char* P = d == Distribution::integers ? "uint64_t" : T;
     return fmt::format(
         "{0}\n"
         "XGPU_KERNEL void xgpu_philox_{1}(XGPU_GLOBAL {2}* out, const uint64_t offset, const uint64_t n,\n"
-        "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b) {{\n"
-        "  const uint64_t g = {6}, first = g * {4};\n"
-        "  if (first >= n) return;\n"
+        "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b, {6}) {{\n"
+        "{7}"
+        "  const uint64_t g = i, first = g * {4};\n"
         "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
         "  {2} v[{4}];\n"
         "{5}"
@@ -72,7 +72,7 @@ std::string kernel_source(Distribution d, DType t) {
         "  XGPU_GLOBAL {2}* o = out + offset + first;\n"
         "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n"
         "}}\n",
-        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per), stream_index);
+        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per), stream_params, begin);
 }
 
 // Fills dst from the stream with scalars a and b (of type P); returns the blocks used.
@@ -91,11 +91,14 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
     }
     const Context& ctx = dst.context;
     const Kernel k = generated_kernel(
-        ctx, fmt::format("philox|{}|{}", dist_name(d), name(dst.dtype)), [&] { return kernel_source(d, dst.dtype); },
+        ctx, fmt::format("philox|{}|{}", dist_name(d), name(dst.dtype)), [&] { return kernel_source(d, dst.dtype, stream_begin(ctx)); },
         fmt::format("xgpu_philox_{}", dist_name(d)));
     const std::uint64_t blocks = (n + per - 1) / per, offset = std::uint64_t(dst.offset), count = n;
     const std::uint32_t key0 = std::uint32_t(seed), key1 = std::uint32_t(seed >> 32);
-    k.launch(ctx.queue(), stream_grid(ctx, blocks), dst.buffer, offset, count, key0, key1, counter, a, b);
+    stream_launch(ctx, k,
+                  {make_arg(dst.buffer), make_arg(offset), make_arg(count), make_arg(key0), make_arg(key1), make_arg(counter),
+                   make_arg(a), make_arg(b)},
+                  blocks);
     return blocks;
 }
 } // namespace
