@@ -52,6 +52,15 @@ public:
     cl::Kernel kernel;
     int args = -1;
     std::mutex mutex; // a cl_kernel holds its arguments: one launch sets them at a time
+    // The arguments last set, so that a launch with the same ones skips clSetKernelArg (a good
+    // part of the host-side launch cost on NVIDIA's OpenCL).
+    struct SetArg {
+        bool valid = false;
+        detail::KernelArg::Kind kind{};
+        std::size_t size = 0;
+        unsigned char bytes[64];
+    };
+    std::vector<SetArg> last;
 };
 
 class Program final : public detail::ProgramImpl {

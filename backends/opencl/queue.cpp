@@ -1,4 +1,7 @@
 // The OpenCL backend: transfers, fills, markers and kernel launches on a command queue.
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "opencl.hpp"
@@ -12,56 +15,84 @@ std::shared_ptr<detail::EventImpl> wrap(cl_event e) { return e ? std::make_share
 
 } // namespace
 
+// Transfers and fills go in pieces of at most 1 GiB: NVIDIA's OpenCL fails (error -9999) on
+// single commands past 2 GiB. The queue is in order, so only the last piece blocks or gives the
+// event, and it completes after the others.
+namespace {
+constexpr std::size_t piece = std::size_t(1) << 30;
+
+template <class Enqueue>
+std::shared_ptr<detail::EventImpl> in_pieces(std::size_t bytes, std::size_t align, bool blocking, bool want_event,
+                                             Enqueue&& enqueue) {
+    const std::size_t step = piece / align * align;
+    cl_event e = nullptr;
+    for (std::size_t done = 0; done < bytes; done += step) {
+        const std::size_t n = std::min(step, bytes - done);
+        const bool last = done + n == bytes;
+        enqueue(done, n, last && blocking, last && want_event ? &e : nullptr);
+    }
+    return wrap(e);
+}
+} // namespace
+
 std::shared_ptr<detail::EventImpl> Queue::write(detail::BufferImpl& dst, std::size_t offset, const void* src,
                                                 std::size_t bytes, bool blocking, bool want_event) {
-    cl_event e = nullptr;
-    check(clEnqueueWriteBuffer(queue(), mem(dst), blocking ? CL_TRUE : CL_FALSE, offset, bytes, src, 0, nullptr,
-                               want_event ? &e : nullptr),
-          "clEnqueueWriteBuffer");
-    return wrap(e);
+    return in_pieces(bytes, 1, blocking, want_event, [&](std::size_t at, std::size_t n, bool block, cl_event* e) {
+        check(clEnqueueWriteBuffer(queue(), mem(dst), block ? CL_TRUE : CL_FALSE, offset + at, n,
+                                   static_cast<const char*>(src) + at, 0, nullptr, e),
+              "clEnqueueWriteBuffer");
+    });
 }
 
 std::shared_ptr<detail::EventImpl> Queue::read(detail::BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes,
                                                bool blocking, bool want_event) {
-    cl_event e = nullptr;
-    check(clEnqueueReadBuffer(queue(), mem(src), blocking ? CL_TRUE : CL_FALSE, offset, bytes, dst, 0, nullptr,
-                              want_event ? &e : nullptr),
-          "clEnqueueReadBuffer");
-    return wrap(e);
+    return in_pieces(bytes, 1, blocking, want_event, [&](std::size_t at, std::size_t n, bool block, cl_event* e) {
+        check(clEnqueueReadBuffer(queue(), mem(src), block ? CL_TRUE : CL_FALSE, offset + at, n,
+                                  static_cast<char*>(dst) + at, 0, nullptr, e),
+              "clEnqueueReadBuffer");
+    });
 }
 
 std::shared_ptr<detail::EventImpl> Queue::copy(detail::BufferImpl& src, std::size_t src_offset, detail::BufferImpl& dst,
                                                std::size_t dst_offset, std::size_t bytes, bool want_event) {
-    cl_event e = nullptr;
-    check(clEnqueueCopyBuffer(queue(), mem(src), mem(dst), src_offset, dst_offset, bytes, 0, nullptr,
-                              want_event ? &e : nullptr),
-          "clEnqueueCopyBuffer");
-    return wrap(e);
+    return in_pieces(bytes, 1, false, want_event, [&](std::size_t at, std::size_t n, bool, cl_event* e) {
+        check(clEnqueueCopyBuffer(queue(), mem(src), mem(dst), src_offset + at, dst_offset + at, n, 0, nullptr, e),
+              "clEnqueueCopyBuffer");
+    });
 }
 
 std::shared_ptr<detail::EventImpl> Queue::fill(detail::BufferImpl& dst, std::size_t offset, const void* pattern,
                                                std::size_t pattern_size, std::size_t bytes) {
-    cl_event e = nullptr;
-    check(clEnqueueFillBuffer(queue(), mem(dst), pattern, pattern_size, offset, bytes, 0, nullptr, &e),
-          "clEnqueueFillBuffer");
-    return wrap(e);
+    return in_pieces(bytes, pattern_size, false, true, [&](std::size_t at, std::size_t n, bool, cl_event* e) {
+        check(clEnqueueFillBuffer(queue(), mem(dst), pattern, pattern_size, offset + at, n, 0, nullptr, e),
+              "clEnqueueFillBuffer");
+    });
 }
 
 void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const detail::KernelArg> args) {
     auto& k = static_cast<Kernel&>(kernel);
     std::lock_guard lock(k.mutex);
+    if (k.last.size() < args.size()) k.last.resize(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
-        cl_int err = CL_SUCCESS;
-        switch (a.kind) {
-        case detail::KernelArg::Kind::buffer: {
-            cl_mem m = mem(*a.buffer);
-            err = clSetKernelArg(k.kernel(), cl_uint(i), sizeof m, &m);
-            break;
+        cl_mem m = nullptr;
+        const void* value = a.value;
+        std::size_t size = a.size;
+        if (a.kind == detail::KernelArg::Kind::buffer) {
+            m = mem(*a.buffer);
+            value = &m;
+            size = sizeof m;
+        } else if (a.kind == detail::KernelArg::Kind::local) {
+            value = nullptr;
+            size = a.size ? a.size : 1;
         }
-        case detail::KernelArg::Kind::scalar: err = clSetKernelArg(k.kernel(), cl_uint(i), a.size, a.value); break;
-        case detail::KernelArg::Kind::local: err = clSetKernelArg(k.kernel(), cl_uint(i), a.size ? a.size : 1, nullptr); break;
-        }
+        auto& prev = k.last[i];
+        const bool cacheable = size <= sizeof prev.bytes;
+        if (prev.valid && cacheable && prev.kind == a.kind && prev.size == size &&
+            (!value || std::memcmp(prev.bytes, value, size) == 0))
+            continue;
+        prev.valid = false;
+        const cl_int err = clSetKernelArg(k.kernel(), cl_uint(i), size, value);
         if (err != CL_SUCCESS)
             fail(err, "clSetKernelArg",
                  fmt::format("argument {} of kernel '{}' ({} of {} bytes) does not fit the kernel's parameter", i, k.name,
@@ -69,6 +100,10 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
                              : a.kind == detail::KernelArg::Kind::local ? "local memory"
                                                                         : "a scalar",
                              a.size));
+        if (cacheable) {
+            prev = {true, a.kind, size, {}};
+            if (value) std::memcpy(prev.bytes, value, size);
+        }
     }
     const std::size_t* local = grid.local.empty() ? nullptr : grid.local.size.data();
     const cl_int err =
