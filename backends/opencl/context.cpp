@@ -108,3 +108,31 @@ std::shared_ptr<detail::ProgramImpl> Context::load(const std::vector<unsigned ch
 }
 
 } // namespace xgpu::opencl
+
+namespace xgpu::opencl {
+
+bool Context::fill_needs_kernel(std::size_t end) const {
+    return end > (std::size_t(1) << 31) && device_.vendor().find("NVIDIA") != std::string::npos;
+}
+
+cl_kernel Context::fill_kernel() {
+    std::lock_guard lock(fill_mutex_);
+    if (!fill_kernel_()) {
+        static const char* source = R"(
+typedef struct { uchar b[128]; } xgpu_pattern;
+__kernel void xgpu_fill(__global uchar* p, const ulong offset, const ulong bytes, const xgpu_pattern pat,
+                        const uint size) {
+    const ulong i = get_global_id(0);
+    if (i < bytes) p[offset + i] = pat.b[i % size];
+})";
+        cl_int err = CL_SUCCESS;
+        cl::Program p(context, source, false, &err);
+        check(err, "clCreateProgramWithSource", "fill kernel");
+        build_or_throw(p, cl_device, {}, source, "compiling the fill kernel");
+        fill_kernel_ = cl::Kernel(p, "xgpu_fill", &err);
+        check(err, "clCreateKernel", "xgpu_fill");
+    }
+    return fill_kernel_();
+}
+
+} // namespace xgpu::opencl

@@ -86,6 +86,9 @@ public:
     std::shared_ptr<detail::EventImpl> marker() override;
     void finish() override;
     cl::CommandQueue queue;
+
+private:
+    std::mutex fill_mutex_;
 };
 
 class Context final : public detail::ContextImpl {
@@ -103,9 +106,15 @@ public:
 
     cl::Context context;
     cl::Device cl_device;
+    // NVIDIA's clEnqueueFillBuffer fails (-9999) past 2 GiB into a buffer: such fills use this
+    // kernel instead (built on first use).
+    bool fill_needs_kernel(std::size_t end) const;
+    cl_kernel fill_kernel();
 
 private:
     Device device_;
+    std::mutex fill_mutex_;
+    cl::Kernel fill_kernel_;
 };
 
 std::string join_options(const std::vector<std::string>& options);

@@ -63,6 +63,26 @@ std::shared_ptr<detail::EventImpl> Queue::copy(detail::BufferImpl& src, std::siz
 
 std::shared_ptr<detail::EventImpl> Queue::fill(detail::BufferImpl& dst, std::size_t offset, const void* pattern,
                                                std::size_t pattern_size, std::size_t bytes) {
+    auto& ctx = static_cast<Context&>(*context);
+    if (ctx.fill_needs_kernel(offset + bytes)) {
+        cl_kernel k = ctx.fill_kernel();
+        std::lock_guard lock(fill_mutex_);
+        unsigned char pat[128] = {};
+        std::memcpy(pat, pattern, pattern_size);
+        const cl_uint size = cl_uint(pattern_size);
+        cl_mem m = mem(dst);
+        check(clSetKernelArg(k, 0, sizeof m, &m), "clSetKernelArg");
+        check(clSetKernelArg(k, 3, sizeof pat, pat), "clSetKernelArg");
+        check(clSetKernelArg(k, 4, sizeof size, &size), "clSetKernelArg");
+        return in_pieces(bytes, pattern_size, false, true, [&](std::size_t at, std::size_t len, bool, cl_event* e) {
+            const cl_ulong off = offset + at, n = len;
+            check(clSetKernelArg(k, 1, sizeof off, &off), "clSetKernelArg");
+            check(clSetKernelArg(k, 2, sizeof n, &n), "clSetKernelArg");
+            const std::size_t global = (len + 255) / 256 * 256, local = 256;
+            check(clEnqueueNDRangeKernel(queue(), k, 1, nullptr, &global, &local, 0, nullptr, e),
+                  "clEnqueueNDRangeKernel", "xgpu_fill");
+        });
+    }
     return in_pieces(bytes, pattern_size, false, true, [&](std::size_t at, std::size_t n, bool, cl_event* e) {
         check(clEnqueueFillBuffer(queue(), mem(dst), pattern, pattern_size, offset + at, n, 0, nullptr, e),
               "clEnqueueFillBuffer");

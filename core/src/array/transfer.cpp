@@ -67,9 +67,13 @@ ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std
     auto k = generated_kernel(
         ctx, key,
         [&] {
+            // Integers wrap as numpy's do: through int64_t, since a float-to-small-integer
+            // conversion out of range is undefined (NVIDIA's OpenCL saturates).
+            const std::string via = is_integer(dtype) ? "(int64_t)" : "";
             return fmt::format("{0}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {1}* out, const {2} start, const {2} step, {3}) "
-                               "{{\n{4}    out[i] = ({1})(start + ({2})i * step);\n}}\n",
-                               embedded_kernel("array.h"), info(dtype).device_name, acc, stream_params, stream_begin(ctx));
+                               "{{\n{4}    out[i] = ({1}){5}(start + ({2})i * step);\n}}\n",
+                               embedded_kernel("array.h"), info(dtype).device_name, acc, stream_params, stream_begin(ctx),
+                               via);
         },
         "xgpu_arange");
     const double d_start = start, d_step = step;
