@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "../generated.hpp"
+#include "generator.hpp"
 #include "xgpu/array.hpp"
 #include "xgpu/detail/backend.hpp"
 
@@ -177,22 +178,28 @@ std::string convert(const std::string& v, DType from, DType to) {
 
 class Generator {
 public:
-    Generator(const Node& root, const ArrayDesc& dst) : root_(root), ctx_(dst.context), shape_(dst.shape) {
-        operands_.push_back(classify(dst, shape_));
+    // `dst` (the assignment's destination) may be null: then only the value's code is made.
+    Generator(const Node& root, const Context& ctx, const Shape& shape, const ArrayDesc* dst)
+        : root_(root), ctx_(ctx), shape_(shape) {
+        operands_.push_back(dst ? classify(*dst, shape_) : Operand{nullptr, Layout::contiguous, {}});
         collect(root);
         for (const auto& o : operands_) strided_ = strided_ || o.layout == Layout::strided;
     }
 
     std::string key() const {
-        std::string k = fmt::format("ew|{}{}|", int(operands_[0].array->dtype), char(operands_[0].layout));
+        std::string k = operands_[0].array
+                            ? fmt::format("ew|{}{}|", int(operands_[0].array->dtype), char(operands_[0].layout))
+                            : std::string("map|");
         std::size_t next = 1;
         key_of(root_, k, next);
         if (strided_) k += fmt::format("|nd{}", shape_.size());
         return k;
     }
 
-    std::string source() {
-        std::string params = fmt::format("XGPU_GLOBAL {}* p0, const int64_t o0", dev(operands_[0].array->dtype));
+    // The kernel parameters for the operands (destination first, if any), comma separated.
+    std::string params() const {
+        std::string params =
+            operands_[0].array ? fmt::format("XGPU_GLOBAL {}* p0, const int64_t o0", dev(operands_[0].array->dtype)) : "";
         std::size_t next_array = 1, next_scalar = 0;
         params_of(root_, params, next_array, next_scalar);
         if (strided_) {
@@ -201,19 +208,28 @@ public:
                 if (operands_[k].layout == Layout::strided)
                     for (std::size_t d = 0; d < shape_.size(); ++d) params += fmt::format(", const int64_t s{}_{}", k, d);
         }
-        std::string body;
+        if (params.rfind(", ", 0) == 0) params.erase(0, 2);
+        return params;
+    }
+
+    // Statements computing the value at element `i` (a uint64_t in scope); returns its variable.
+    std::string element(std::string& body) {
         if (strided_) {
             body += "    uint64_t r = i;\n";
             for (std::size_t d = shape_.size(); d-- > 0;)
                 body += fmt::format("    const int64_t k{0} = (int64_t)(r % n{0}); r /= n{0};\n", d);
         }
-        next_array = 1;
-        next_scalar = 0;
+        std::size_t next_array = 1, next_scalar = 0;
         counter_ = 0;
-        const std::string result = emit(root_, body, next_array, next_scalar);
+        return emit(root_, body, next_array, next_scalar);
+    }
+
+    std::string source() {
+        std::string body;
+        const std::string result = element(body);
         body += fmt::format("    p0[o0 + {}] = {};\n", index_of(0), convert(result, root_.type, operands_[0].array->dtype));
         return fmt::format("{}\nXGPU_KERNEL void xgpu_elementwise({}, {}) {{\n{}{}}}\n", embedded_kernel("array.h"),
-                           params, stream_params, stream_begin(ctx_), body);
+                           params(), stream_params, stream_begin(ctx_), body);
     }
 
     // Kernel arguments, in the order source() declares them.
@@ -223,8 +239,10 @@ public:
             ints.push_back(v);
             args.push_back(KernelArg{KernelArg::Kind::scalar, 8, &ints.back(), nullptr});
         };
-        args.push_back(make_arg(operands_[0].array->buffer));
-        push_int(operands_[0].array->offset);
+        if (operands_[0].array) {
+            args.push_back(make_arg(operands_[0].array->buffer));
+            push_int(operands_[0].array->offset);
+        }
         std::size_t k = 1;
         args_of(root_, args, push_int, k);
         if (strided_) {
@@ -457,7 +475,7 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
         return;
     }
 
-    Generator gen(expr, dst);
+    Generator gen(expr, dst.context, dst.shape, &dst);
     const std::string key = gen.key();
     Kernel k = generated_kernel(dst.context, key, [&] { return gen.source(); }, "xgpu_elementwise");
     std::vector<KernelArg> args;
@@ -467,5 +485,23 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
 }
 
 void assign(const ArrayDesc& dst, const ArrayDesc& src) { evaluate(*array_node(src), dst); }
+
+MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape) {
+    check_types(expr, ctx);
+    Generator gen(expr, ctx, shape, nullptr);
+    MapCode m;
+    m.key = gen.key();
+    m.params = gen.params();
+    m.result = gen.element(m.body);
+    m.type = expr.type;
+    return m;
+}
+
+void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args,
+                   std::vector<std::int64_t>& ints) {
+    Generator(expr, ctx, shape, nullptr).arguments(args, ints);
+}
+
+std::string convert_code(const std::string& value, DType from, DType to) { return convert(value, from, to); }
 
 } // namespace xgpu::detail

@@ -1,0 +1,29 @@
+// The code generator of array expressions, for the kernels built on it (elementwise assignment
+// in expression.cpp, reductions): the value of an expression at element `i` of a shape.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "xgpu/array.hpp"
+#include "xgpu/detail/backend.hpp"
+
+namespace xgpu::detail {
+
+struct MapCode {
+    std::string key;    // structural key (types, operations, operand layouts)
+    std::string params; // kernel parameter declarations for the operands, comma separated
+    std::string body;   // statements computing the value from `i` (uint64_t, C order over the shape)
+    std::string result; // the variable that holds the value
+    DType type;
+};
+
+// `shape` is the (broadcast) shape over which `i` counts; arrays in `expr` broadcast to it.
+MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape);
+// The kernel arguments for map_code's parameters, in order; `ints` holds values they point to.
+void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args,
+                   std::vector<std::int64_t>& ints);
+// `value` of type `from` as type `to`, in kernel code.
+std::string convert_code(const std::string& value, DType from, DType to);
+
+} // namespace xgpu::detail
