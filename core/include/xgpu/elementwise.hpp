@@ -15,6 +15,43 @@
 
 namespace xgpu {
 
+namespace detail {
+// One argument of a user kernel (ElementwiseKernel, ReductionKernel): an array or a scalar.
+struct BoundArg {
+    const ArrayDesc* array = nullptr;
+    KernelArg scalar{};
+    DType dtype{};
+};
+template <Element T> BoundArg bind_arg(const Array<T>& a) { return BoundArg{&a.desc(), {}, dtype_v<T>}; }
+template <class S>
+    requires Scalar<S>
+BoundArg bind_arg(const S& s) {
+    return BoundArg{nullptr, make_arg(s), dtype_v<std::conditional_t<std::is_same_v<S, long long>, std::int64_t, S>>};
+}
+
+// The parsed argument declarations of a user kernel, and what goes with them.
+class UserArguments {
+public:
+    UserArguments(const std::string& declarations, const std::string& kernel_name);
+    // Kernel parameters (arrays become a base pointer and an element offset), each followed by ", ".
+    std::string params() const;
+    // Statements that bind each array's name at its offset.
+    std::string rebind() const;
+    // Checks `args` against the declarations (count, array or scalar, element type, context,
+    // contiguity) and appends the kernel arguments; returns the first array's size, or -1.
+    std::int64_t pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out,
+                      std::vector<std::int64_t>& offsets) const;
+
+private:
+    struct Param {
+        std::string declaration, name, type; // "const float* x", "x", "float"
+        bool pointer;
+    };
+    std::vector<Param> params_;
+    std::string kernel_;
+};
+} // namespace detail
+
 class ElementwiseKernel {
 public:
     ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
@@ -22,39 +59,21 @@ public:
 
     template <class... Args>
     void operator()(const Args&... args) const {
-        std::vector<Bound> bound{bind(args)...};
-        launch(nullptr, bound);
+        launch(nullptr, {detail::bind_arg(args)...});
     }
     template <class... Args>
     void operator()(const Slice& range, const Args&... args) const {
-        std::vector<Bound> bound{bind(args)...};
-        launch(&range, bound);
+        launch(&range, {detail::bind_arg(args)...});
     }
 
     const std::string& source() const { return source_; }
 
-    struct Param {
-        std::string declaration, name, type; // "const float* x", "x", "float"
-        bool pointer;
-    };
-    struct Bound {
-        const detail::ArrayDesc* array = nullptr;
-        detail::KernelArg scalar{};
-        DType dtype{};
-    };
-
 private:
-    template <Element T> static Bound bind(const Array<T>& a) { return Bound{&a.desc(), {}, dtype_v<T>}; }
-    template <class S>
-        requires Scalar<S>
-    static Bound bind(const S& s) {
-        return Bound{nullptr, detail::make_arg(s), dtype_v<std::conditional_t<std::is_same_v<S, long long>, std::int64_t, S>>};
-    }
-    void launch(const Slice* range, const std::vector<Bound>& args) const;
+    void launch(const Slice* range, const std::vector<detail::BoundArg>& args) const;
 
     Context ctx_;
     std::string name_, source_;
-    std::vector<Param> params_;
+    detail::UserArguments args_;
     Kernel kernel_;
 };
 

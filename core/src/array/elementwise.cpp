@@ -10,6 +10,7 @@
 #include "xgpu/detail/backend.hpp"
 
 namespace xgpu {
+namespace detail {
 namespace {
 
 std::string trim(const std::string& s) {
@@ -18,8 +19,8 @@ std::string trim(const std::string& s) {
     return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-std::vector<ElementwiseKernel::Param> parse(const std::string& arguments) {
-    std::vector<ElementwiseKernel::Param> out;
+template <class Param> std::vector<Param> parse(const std::string& arguments) {
+    std::vector<Param> out;
     std::size_t start = 0;
     while (start <= arguments.size()) {
         std::size_t end = arguments.find(',', start);
@@ -27,7 +28,7 @@ std::vector<ElementwiseKernel::Param> parse(const std::string& arguments) {
         const std::string decl = trim(arguments.substr(start, end - start));
         start = end + 1;
         if (decl.empty()) continue;
-        ElementwiseKernel::Param p;
+        Param p;
         p.declaration = decl;
         std::size_t e = decl.size();
         while (e > 0 && (std::isalnum(static_cast<unsigned char>(decl[e - 1])) || decl[e - 1] == '_')) --e;
@@ -71,57 +72,93 @@ std::optional<DType> dtype_named(const std::string& t) {
 
 } // namespace
 
-ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
-                                     const std::string& name, const std::string& preamble)
-    : ctx_(ctx), name_(name), params_(parse(arguments)) {
-    std::string params, rebind;
-    for (const auto& p : params_) {
-        if (p.pointer) {
-            // The array's base pointer and element offset; the user's name is bound at the offset.
-            std::string decl = p.declaration.substr(0, p.declaration.size() - p.name.size());
-            if (decl.find("XGPU_GLOBAL") == std::string::npos && decl.find("__global") == std::string::npos)
-                decl = "XGPU_GLOBAL " + decl;
-            params += fmt::format("{} xgpu_base_{}, const int64_t xgpu_off_{}, ", decl, p.name, p.name);
-            rebind += fmt::format("    {} {} = xgpu_base_{} + xgpu_off_{};\n", decl, p.name, p.name, p.name);
-        } else {
-            params += p.declaration + ", ";
-        }
-    }
-    // The user's index `i` is start + k * step for the k-th work-item of the stream.
-    const std::string begin = detail::stream_begin(ctx, "xgpu_k");
-    source_ = fmt::format("{}\n{}\nXGPU_KERNEL void {}({}const int64_t xgpu_start, const int64_t xgpu_step, {}) {{\n{}"
-                          "    const int64_t i = xgpu_start + (int64_t)xgpu_k * xgpu_step;\n{}    {};\n}}\n",
-                          detail::embedded_kernel("array.h"), preamble, name, params, detail::stream_params, begin,
-                          rebind, operation);
-    kernel_ = ctx.compile(source_).kernel(name);
+UserArguments::UserArguments(const std::string& declarations, const std::string& kernel_name)
+    : params_(parse<Param>(declarations)), kernel_(kernel_name) {}
+
+namespace {
+std::string array_decl(const std::string& declaration, const std::string& name) {
+    std::string decl = declaration.substr(0, declaration.size() - name.size());
+    if (decl.find("XGPU_GLOBAL") == std::string::npos && decl.find("__global") == std::string::npos)
+        decl = "XGPU_GLOBAL " + decl;
+    return decl;
+}
+} // namespace
+
+std::string UserArguments::params() const {
+    std::string out;
+    for (const auto& p : params_)
+        out += p.pointer ? fmt::format("{} xgpu_base_{}, const int64_t xgpu_off_{}, ", array_decl(p.declaration, p.name),
+                                       p.name, p.name)
+                         : p.declaration + ", ";
+    return out;
 }
 
-void ElementwiseKernel::launch(const Slice* range, const std::vector<Bound>& args) const {
+std::string UserArguments::rebind() const {
+    std::string out;
+    for (const auto& p : params_)
+        if (p.pointer)
+            out += fmt::format("    {} {} = xgpu_base_{} + xgpu_off_{};\n", array_decl(p.declaration, p.name), p.name, p.name,
+                               p.name);
+    return out;
+}
+
+std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out,
+                                 std::vector<std::int64_t>& offsets) const {
     if (args.size() != params_.size())
-        throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}' takes {} arguments, {} given", name_, params_.size(),
-                                          args.size()));
+        throw InvalidArgument(fmt::format("xgpu: kernel '{}' takes {} arguments, {} given", kernel_, params_.size(), args.size()));
     std::int64_t size = -1;
     for (std::size_t k = 0; k < args.size(); ++k) {
         const auto& p = params_[k];
         const auto& a = args[k];
         if (p.pointer != (a.array != nullptr))
-            throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument {} ('{}') must be {}", name_, k,
-                                              p.declaration, p.pointer ? "an Array" : "a scalar"));
+            throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') must be {}", kernel_, k, p.declaration,
+                                              p.pointer ? "an Array" : "a scalar"));
         const auto want = dtype_named(p.type);
         if (want && *want != a.dtype)
-            throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument {} ('{}') declares {}, but {} was given",
-                                              name_, k, p.declaration, name(*want), name(a.dtype)));
+            throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') declares {}, but {} was given", kernel_, k,
+                                              p.declaration, name(*want), name(a.dtype)));
         if (a.array) {
-            if (!(a.array->context == ctx_))
-                throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument '{}' is an array of another context",
-                                                  name_, p.name));
+            if (!(a.array->context == ctx))
+                throw InvalidArgument(
+                    fmt::format("xgpu: kernel '{}': argument '{}' is an array of another context", kernel_, p.name));
             if (!a.array->is_c_contiguous())
-                throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}': argument '{}' is a non-contiguous view; "
+                throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument '{}' is a non-contiguous view; "
                                                   "pass a contiguous array (e.g. .copy())",
-                                                  name_, p.name));
+                                                  kernel_, p.name));
             if (size < 0) size = std::int64_t(a.array->size());
         }
     }
+    offsets.reserve(offsets.size() + args.size()); // args point into it: no reallocation
+    for (const auto& a : args) {
+        if (a.array) {
+            out.push_back(make_arg(a.array->buffer));
+            offsets.push_back(a.array->offset);
+            out.push_back(KernelArg{KernelArg::Kind::scalar, 8, &offsets.back(), nullptr});
+        } else {
+            out.push_back(a.scalar);
+        }
+    }
+    return size;
+}
+
+} // namespace detail
+
+ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
+                                     const std::string& name, const std::string& preamble)
+    : ctx_(ctx), name_(name), args_(arguments, name) {
+    // The user's index `i` is start + k * step for the k-th work-item of the stream.
+    const std::string begin = detail::stream_begin(ctx, "xgpu_k");
+    source_ = fmt::format("{}\n{}\nXGPU_KERNEL void {}({}const int64_t xgpu_start, const int64_t xgpu_step, {}) {{\n{}"
+                          "    const int64_t i = xgpu_start + (int64_t)xgpu_k * xgpu_step;\n{}    {};\n}}\n",
+                          detail::embedded_kernel("array.h"), preamble, name, args_.params(), detail::stream_params, begin,
+                          args_.rebind(), operation);
+    kernel_ = ctx.compile(source_).kernel(name);
+}
+
+void ElementwiseKernel::launch(const Slice* range, const std::vector<detail::BoundArg>& args) const {
+    std::vector<detail::KernelArg> kargs;
+    std::vector<std::int64_t> offsets;
+    const std::int64_t size = args_.pack(ctx_, args, kargs, offsets);
     std::int64_t start = 0, step = 1;
     std::uint64_t n = size < 0 ? 0 : std::uint64_t(size);
     if (range) {
@@ -135,18 +172,6 @@ void ElementwiseKernel::launch(const Slice* range, const std::vector<Bound>& arg
         throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}' has no array argument to size the launch; "
                                           "pass a range",
                                           name_));
-    }
-    std::vector<detail::KernelArg> kargs;
-    std::vector<std::int64_t> offsets;
-    offsets.reserve(args.size());
-    for (const auto& a : args) {
-        if (a.array) {
-            kargs.push_back(detail::make_arg(a.array->buffer));
-            offsets.push_back(a.array->offset);
-            kargs.push_back(detail::KernelArg{detail::KernelArg::Kind::scalar, 8, &offsets.back(), nullptr});
-        } else {
-            kargs.push_back(a.scalar);
-        }
     }
     kargs.push_back(detail::make_arg(start));
     kargs.push_back(detail::make_arg(step));
