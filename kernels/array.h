@@ -1,6 +1,15 @@
 /* xgpu array support, in the dialect: the complex types and integer helpers that generated
  * array kernels use. Prepended (after the preamble) to every generated elementwise kernel. */
 
+/* Infinity in both dialects (NVRTC has no INFINITY macro without headers). */
+#ifdef XGPU_BACKEND_CUDA
+#define XGPU_INFINITY_F __int_as_float(0x7f800000)
+#define XGPU_INFINITY_D __longlong_as_double(0x7ff0000000000000LL)
+#else
+#define XGPU_INFINITY_F INFINITY
+#define XGPU_INFINITY_D ((double)INFINITY)
+#endif
+
 typedef struct { float re, im; } xgpu_cfloat;
 
 XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_make(float re, float im) { xgpu_cfloat z; z.re = re; z.im = im; return z; }

@@ -1,2 +1,285 @@
-// Placeholder: being written.
+// Reductions on every backend against host references: sums and dots of many sizes for every
+// numeric type, exact min/max/argmin/argmax with NaN as numpy, any/all, norms, views, fused
+// expressions, axes, device scalars feeding later expressions, determinism, ReductionKernel.
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <numeric>
+#include <limits>
+#include <tuple>
+
+#include <xgpu/reduction.hpp>
+
 #include "support.hpp"
+
+using namespace xgpu;
+using test::random_vector;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::vector<std::size_t> sizes = {0,    1,    2,    3,    4,    5,    6,    7,    31,    32,         33,
+                                        127,  128,  129,  255,  256,  257,  1023, 1024,  1025, 15391, (1u << 20) + 5};
+
+template <class T> constexpr bool is_complex_v = !std::is_arithmetic_v<T>;
+
+template <class T> std::vector<T> values(std::size_t n) {
+    std::vector<T> v(n);
+    auto& g = test::rng();
+    for (auto&& x : v) {
+        if constexpr (std::is_same_v<T, bool>) x = g() & 1;
+        else if constexpr (is_complex_v<T>) {
+            std::uniform_real_distribution<typename T::value_type> d(-1, 1);
+            x = T(d(g), d(g));
+        } else if constexpr (std::is_floating_point_v<T>) {
+            std::uniform_real_distribution<T> d(-1, 1);
+            x = d(g);
+        } else {
+            std::uniform_int_distribution<long long> d(std::is_signed_v<T> ? -100 : 0, 100);
+            x = T(d(g));
+        }
+    }
+    return v;
+}
+
+template <class R, class T> R host_sum(const std::vector<T>& v) {
+    if constexpr (is_complex_v<R>) {
+        std::complex<long double> s = 0;
+        for (const auto& x : v) s += std::complex<long double>(x.real(), x.imag());
+        return R(typename R::value_type(s.real()), typename R::value_type(s.imag()));
+    } else if constexpr (std::is_floating_point_v<R>) {
+        long double s = 0;
+        for (const auto& x : v) s += x;
+        return R(s);
+    } else {
+        R s = 0;
+        for (const auto& x : v) s = R(s + R(x));
+        return s;
+    }
+}
+
+template <class T> double magnitude(const T& x) {
+    if constexpr (is_complex_v<T>) return std::abs(std::complex<double>(x.real(), x.imag()));
+    else return std::fabs(double(x));
+}
+
+template <class R> void check_close(const R& got, const R& want, double scale, std::size_t n) {
+    if constexpr (is_complex_v<R> || std::is_floating_point_v<R>) {
+        const double eps = sizeof(R) == 4 || sizeof(R) == 8 && is_complex_v<R> ? 1.2e-7 : 2.3e-16;
+        REQUIRE(magnitude(got - want) <= (16 + std::log2(double(n) + 1)) * eps * std::max(1.0, scale));
+    } else {
+        REQUIRE(got == want);
+    }
+}
+
+template <class T> void sums_and_dots(const Context& ctx) {
+    using S = typename decltype(sum(std::declval<Array<T>>()))::value_type;
+    if (!ctx.device().has_fp64() && (std::is_same_v<S, double> || std::is_same_v<S, std::complex<double>>)) return;
+    INFO("type " << name(dtype_v<T>));
+    for (std::size_t n : sizes) {
+        INFO("n = " << n);
+        const auto h = values<T>(n), h2 = values<T>(n);
+        auto x = to_device(ctx, h), y = to_device(ctx, h2);
+        double scale = 0;
+        for (const auto& v : h) scale += magnitude(v);
+        check_close<S>(sum(x).get(), host_sum<S>(h), scale, n);
+        if constexpr (!std::is_same_v<T, bool>) {
+            using D = typename decltype(dot(x, y))::value_type;
+            std::vector<D> prod(n);
+            double pscale = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                prod[i] = D(h[i]) * D(h2[i]);
+                pscale += magnitude(prod[i]);
+            }
+            check_close<D>(dot(x, y).get(), host_sum<D>(prod), pscale, n);
+        }
+    }
+}
+
+template <std::size_t I = 0> void all_types(const Context& ctx) {
+    using Types = std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
+                             std::uint32_t, std::uint64_t, float, double, std::complex<float>, std::complex<double>>;
+    if constexpr (I < std::tuple_size_v<Types>) {
+        sums_and_dots<std::tuple_element_t<I, Types>>(ctx);
+        all_types<I + 1>(ctx);
+    }
+}
+
+} // namespace
+
+TEST_CASE("sum and dot of many sizes for every numeric type") {
+    static_assert(std::is_same_v<decltype(sum(std::declval<Array<std::int8_t>>()))::value_type, std::int64_t>);
+    static_assert(std::is_same_v<decltype(sum(std::declval<Array<std::uint16_t>>()))::value_type, std::uint64_t>);
+    static_assert(std::is_same_v<decltype(sum(std::declval<Array<float>>()))::value_type, float>);
+    static_assert(std::is_same_v<decltype(norm(std::declval<Array<std::int32_t>>()))::value_type, double>);
+    XGPU_FOR_EACH_CONTEXT(ctx) { all_types(ctx); }
+}
+
+TEST_CASE("min, max, argmin, argmax exact, with NaN as numpy; any and all") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(300001)}) {
+            auto h = random_vector<std::int32_t>(n, -1000000, 1000000);
+            h[n / 2] = 5000000; // a tie for argmax: the first occurrence wins
+            if (n > 1) h[n - 1] = 5000000;
+            auto x = to_device(ctx, h);
+            CHECK(max(x).get() == *std::max_element(h.begin(), h.end()));
+            CHECK(min(x).get() == *std::min_element(h.begin(), h.end()));
+            CHECK(argmax(x).get() == std::max_element(h.begin(), h.end()) - h.begin());
+            CHECK(argmin(x).get() == std::min_element(h.begin(), h.end()) - h.begin());
+            CHECK(any(x > 4999999).get());
+            CHECK(!all(x > 4999999).get() == (n > 1));
+            CHECK(all(x >= -1000000).get());
+        }
+        auto f = random_vector<float>(5000, -1, 1);
+        auto df = to_device(ctx, f);
+        CHECK(max(df).get() == *std::max_element(f.begin(), f.end()));
+        CHECK(argmin(abs(df)).get() == std::min_element(f.begin(), f.end(), [](float a, float b) {
+                                           return std::fabs(a) < std::fabs(b);
+                                       }) - f.begin());
+        f[1234] = std::nanf("");
+        f[3000] = std::nanf("");
+        df = to_device(ctx, f);
+        CHECK(std::isnan(max(df).get()));
+        CHECK(std::isnan(min(df).get()));
+        CHECK(argmax(df).get() == 1234);
+        CHECK(argmin(df).get() == 1234);
+        CHECK(any(isnan(df)).get());
+        CHECK_THROWS_WITH(min(zeros<float>(ctx, {0})), Contains("empty"));
+        CHECK_THROWS_AS(argmax(zeros<float>(ctx, {0})), InvalidArgument);
+        CHECK(sum(zeros<float>(ctx, {0})).get() == 0.0f);
+        CHECK(!any(zeros<float>(ctx, {0})).get());
+        CHECK(all(zeros<float>(ctx, {0})).get());
+    }
+}
+
+TEST_CASE("norms, vdot, views and fused expressions") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        if (!ctx.device().has_fp64()) continue;
+        const std::size_t n = 100003;
+        const auto h = random_vector<double>(n, -2, 2), g = random_vector<double>(n, -2, 2);
+        auto x = to_device(ctx, h), y = to_device(ctx, g);
+        long double s2 = 0, s1 = 0, si = 0, sxy = 0, sv = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            s2 += (long double)h[i] * h[i];
+            s1 += std::fabs(h[i]);
+            si = std::max<long double>(si, std::fabs(h[i]));
+            sxy += (long double)(h[i] + 1) * (g[i] * 2);
+        }
+        for (std::size_t i = 0; i < n; i += 3) sv += h[i];
+        CHECK(norm(x).get() == Approx(std::sqrt(double(s2))).epsilon(1e-13));
+        CHECK(norm(x, 1).get() == Approx(double(s1)).epsilon(1e-13));
+        CHECK(norm(x, std::numeric_limits<double>::infinity()).get() == double(si));
+        CHECK_THROWS_AS(norm(x, 3), InvalidArgument);
+        // sum(x*y) over an expression: one pass (the map is fused into the reduction's kernels).
+        const auto before = ctx.launch_count();
+        const double fused = sum((x + 1.0) * (y * 2.0)).get();
+        CHECK(ctx.launch_count() - before <= 2);
+        CHECK(fused == Approx(double(sxy)).epsilon(1e-12));
+        CHECK(sum(x(slice({}, {}, 3))).get() == Approx(double(sv)).epsilon(1e-12));
+        using C = std::complex<double>;
+        std::vector<C> ca(1000), cb(1000);
+        C want = 0;
+        for (std::size_t i = 0; i < 1000; ++i) {
+            ca[i] = C(h[i], g[i]);
+            cb[i] = C(g[i], -h[i]);
+            want += std::conj(ca[i]) * cb[i];
+        }
+        const C got = vdot(to_device(ctx, ca), to_device(ctx, cb)).get();
+        CHECK(std::abs(got - want) <= 1e-12 * std::abs(want));
+        CHECK(norm(to_device(ctx, ca)).get() == Approx(std::sqrt(std::real(std::inner_product(
+                                                    ca.begin(), ca.end(), ca.begin(), C(0), std::plus<>(),
+                                                    [](C a, C b) { return std::conj(a) * b; })))));
+    }
+}
+
+TEST_CASE("device scalars feed later expressions without a host round trip") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto h = random_vector<float>(4096, 0.5f, 2.0f);
+        auto x = to_device(ctx, h);
+        auto nrm = norm(x);       // on the device
+        Array<float> unit = x / nrm; // broadcasts the 0-d result
+        double s = 0;
+        for (float v : h) s += double(v) * v;
+        const auto u = unit.get();
+        for (std::size_t i = 0; i < h.size(); ++i) REQUIRE(u[i] == Approx(h[i] / std::sqrt(s)).epsilon(1e-5));
+        CHECK(norm(unit).get() == Approx(1.0f).epsilon(1e-5));
+        float async = 0;
+        sum(x).get_async(async).wait();
+        CHECK(async == Approx(std::accumulate(h.begin(), h.end(), 0.0)).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("reductions are deterministic, and float32 sums stay within numpy's pairwise error") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t n = std::size_t(1) << 24;
+        const auto h = random_vector<float>(n, 0, 1);
+        auto x = to_device(ctx, h);
+        const float a = sum(x).get(), b = sum(x).get();
+        CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+        long double exact = 0;
+        for (float v : h) exact += v;
+        // numpy's pairwise summation: error within about (128 + log2 n) * eps * sum|x|.
+        const double bound = (128 + 24) * 5.96e-8 * double(exact);
+        CHECK(std::fabs(double(a) - double(exact)) <= bound);
+    }
+}
+
+TEST_CASE("reductions along one axis of 2-D arrays") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t r = 37, c = 1001;
+        const auto h = random_vector<std::int32_t>(r * c, -1000, 1000);
+        auto m = to_device(ctx, h, {r, c});
+        const auto s0 = sum(m, 0).get(), s1 = sum(m, 1).get();
+        const auto mx1 = max(m, 1).get(), mn0 = min(m.transpose(), 1).get();
+        REQUIRE(s0.size() == c);
+        REQUIRE(s1.size() == r);
+        for (std::size_t j = 0; j < c; ++j) {
+            std::int64_t s = 0;
+            std::int32_t lo = h[j];
+            for (std::size_t i = 0; i < r; ++i) {
+                s += h[i * c + j];
+                lo = std::min(lo, h[i * c + j]);
+            }
+            REQUIRE(s0[j] == s);
+            REQUIRE(mn0[j] == lo);
+        }
+        for (std::size_t i = 0; i < r; ++i) {
+            REQUIRE(s1[i] == std::accumulate(h.begin() + i * c, h.begin() + (i + 1) * c, std::int64_t(0)));
+            REQUIRE(mx1[i] == *std::max_element(h.begin() + i * c, h.begin() + (i + 1) * c));
+        }
+        CHECK_THROWS_AS(sum(m, 2), InvalidArgument);
+    }
+}
+
+TEST_CASE("ReductionKernel as PyOpenCL's") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        ReductionKernel<std::int64_t> dotk(ctx, "0", "a + b", "(int64_t)x[i] * y[i]", "const int32_t* x, const int32_t* y",
+                                           "int_dot");
+        for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(123457)}) {
+            const auto hx = random_vector<std::int32_t>(n, -50000, 50000), hy = random_vector<std::int32_t>(n, -50000, 50000);
+            std::int64_t want = 0;
+            for (std::size_t i = 0; i < n; ++i) want += std::int64_t(hx[i]) * hy[i];
+            CHECK(dotk(to_device(ctx, hx), to_device(ctx, hy)).get() == want);
+        }
+        ReductionKernel<std::uint32_t> maxk(ctx, "0", "a > b ? a : b", "(uint32_t)(i * 7919u % 10007u)", "const uint32_t unused",
+                                            "max_of_index");
+        std::uint32_t want = 0;
+        for (std::uint32_t i = 0; i < 50000; ++i) want = std::max(want, i * 7919u % 10007u);
+        CHECK(maxk.over(50000, std::uint32_t(0)).get() == want);
+        CHECK_THROWS_AS(dotk(to_device(ctx, std::vector<float>{1.0f}), to_device(ctx, std::vector<float>{1.0f})),
+                        InvalidArgument);
+    }
+}
+
+TEST_CASE("a reduction over 2^32 + 11 uint8 ones") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t n = (std::size_t(1) << 32) + 11;
+        if (ctx.device().type() != DeviceType::gpu || ctx.device().info().max_allocation < n ||
+            ctx.device().global_memory() < 2 * n) {
+            WARN("skipped on " << ctx.device().name() << ": needs a GPU with room for 2^32 + 11 bytes");
+            continue;
+        }
+        auto ones = full<std::uint8_t>(ctx, {n}, 1);
+        CHECK(sum(ones).get() == std::uint64_t(n));
+    }
+}

@@ -23,7 +23,8 @@ struct Slice {
 inline Slice slice(std::optional<std::int64_t> start, std::optional<std::int64_t> stop, std::int64_t step = 1) {
     return Slice{start, stop, step};
 }
-inline const Slice all{};
+// The whole axis (numpy's ":"): a(xgpu::_, 3) is column 3.
+inline const Slice _{};
 
 std::string to_string(const Shape& shape); // "(3, 4)" as numpy prints shapes
 std::size_t shape_size(const Shape& shape);

@@ -1,0 +1,392 @@
+// Reductions: a map (an array expression, or a user's code) and an associative, commutative
+// combine, in two stages: each work-group reduces its share to one partial, then one group reduces
+// the partials (one stage where one group suffices). GPUs read with a grid-stride loop (coalesced,
+// four loads in flight per work-item); CPUs give each work-item a contiguous chunk, the shape PoCL
+// runs fast (../shared/PERF.md). The number of groups depends only on the size and the device, so
+// results are deterministic. With XGPU_HAS_WARP_SHUFFLE the last 32 lanes combine by shuffles.
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "../generated.hpp"
+#include "generator.hpp"
+#include "xgpu/detail/backend.hpp"
+#include "xgpu/reduction.hpp"
+
+namespace xgpu::detail {
+namespace {
+
+const char* dev(DType t) { return info(t).device_name; }
+bool is_float(DType t) { return kind(t) == Kind::floating; }
+std::string cplx(DType t) { return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble"; }
+
+// The largest (or smallest) value of `t`, as kernel code.
+std::string extreme(DType t, bool largest) {
+    if (is_float(t)) {
+        const std::string inf = t == DType::float32 ? "XGPU_INFINITY_F" : "XGPU_INFINITY_D";
+        return largest ? inf : "(-" + inf + ")";
+    }
+    const std::size_t bits = 8 * info(t).size;
+    std::uint64_t v;
+    if (t == DType::bool_) v = largest ? 1 : 0;
+    else if (kind(t) == Kind::unsigned_int) v = largest ? (bits == 64 ? ~0ull : (1ull << bits) - 1) : 0;
+    else v = largest ? (1ull << (bits - 1)) - 1 : (bits == 64 ? (1ull << 63) : ((~0ull) << (bits - 1)));
+    return fmt::format("(({})(int64_t)0x{:x}ULL)", dev(t), v);
+}
+
+bool shuffles(DType t) {
+    return t == DType::int32 || t == DType::uint32 || t == DType::int64 || t == DType::uint64 || t == DType::float32 ||
+           t == DType::float64;
+}
+
+// |v| of type `t` as real type `r`.
+std::string magnitude(DType t, DType r) {
+    if (kind(t) == Kind::complex) return fmt::format("({})hypot(v.re, v.im)", dev(r));
+    return fmt::format("fabs(({})v)", dev(r));
+}
+
+std::string nan_max(const char* cmp) { // NaN propagates, as numpy's maximum/minimum
+    return fmt::format("((a != a || a {} b) ? a : b)", cmp);
+}
+
+} // namespace
+
+ReduceSpec reduce_spec(ReduceOp op, DType t) {
+    ReduceSpec s;
+    const bool cpx = kind(t) == Kind::complex;
+    auto need_real = [&](const char* what) {
+        if (cpx) throw InvalidArgument(fmt::format("xgpu: {} is not defined for complex arrays", what));
+    };
+    switch (op) {
+    case ReduceOp::sum: {
+        const DType a = sum_type(t);
+        s.name = "sum";
+        s.acc_type = dev(a);
+        s.neutral = cpx ? cplx(a) + "_make(0, 0)" : fmt::format("({})0", dev(a));
+        s.reduce = cpx ? cplx(a) + "_add(a, b)" : "a + b";
+        s.map = convert_code("v", t, a);
+        s.finish = "a";
+        s.out = a;
+        s.shuffle = shuffles(a);
+        break;
+    }
+    case ReduceOp::min:
+    case ReduceOp::max: {
+        need_real(op == ReduceOp::min ? "min" : "max");
+        const bool mx = op == ReduceOp::max;
+        s.name = mx ? "max" : "min";
+        s.acc_type = dev(t);
+        s.neutral = extreme(t, !mx);
+        s.reduce = is_float(t) ? nan_max(mx ? ">" : "<") : std::string(mx ? "(a > b ? a : b)" : "(a < b ? a : b)");
+        s.map = "v";
+        s.finish = "a";
+        s.out = t;
+        s.shuffle = shuffles(t);
+        break;
+    }
+    case ReduceOp::argmin:
+    case ReduceOp::argmax: {
+        need_real(op == ReduceOp::argmin ? "argmin" : "argmax");
+        const bool mx = op == ReduceOp::argmax;
+        s.name = mx ? "argmax" : "argmin";
+        s.acc_type = "xgpu_arg";
+        // The first extreme wins; a NaN is the extreme (numpy), the first NaN among several.
+        s.declarations = fmt::format(
+            "typedef struct {{ {0} v; int64_t i; }} xgpu_arg;\n"
+            "XGPU_DEVICE_FN xgpu_arg xgpu_arg_make({0} v, int64_t i) {{ xgpu_arg r; r.v = v; r.i = i; return r; }}\n"
+            "XGPU_DEVICE_FN xgpu_arg xgpu_arg_pick(xgpu_arg a, xgpu_arg b) {{\n"
+            "    const int an = {1}, bn = {2};\n"
+            "    if (an || bn) return (an && (!bn || a.i < b.i)) ? a : b;\n"
+            "    if (a.v == b.v) return a.i < b.i ? a : b;\n"
+            "    return a.v {3} b.v ? a : b;\n}}\n",
+            dev(t), is_float(t) ? "a.v != a.v" : "0", is_float(t) ? "b.v != b.v" : "0", mx ? ">" : "<");
+        s.neutral = fmt::format("xgpu_arg_make({}, (int64_t)0x7fffffffffffffffLL)", extreme(t, !mx));
+        s.reduce = "xgpu_arg_pick(a, b)";
+        s.map = "xgpu_arg_make(v, (int64_t)i)";
+        s.finish = "a.i";
+        s.out = DType::int64;
+        break;
+    }
+    case ReduceOp::any:
+    case ReduceOp::all: {
+        const bool an = op == ReduceOp::any;
+        s.name = an ? "any" : "all";
+        s.acc_type = "int32_t";
+        s.neutral = an ? "0" : "1";
+        s.reduce = an ? "(a | b)" : "(a & b)";
+        s.map = "(int32_t)" + convert_code("v", t, DType::bool_);
+        s.finish = "(uint8_t)(a != 0)";
+        s.out = DType::bool_;
+        s.shuffle = true;
+        break;
+    }
+    case ReduceOp::norm1:
+    case ReduceOp::norm2:
+    case ReduceOp::norm_inf: {
+        const DType r = norm_type(t);
+        s.name = op == ReduceOp::norm1 ? "norm1" : op == ReduceOp::norm2 ? "norm2" : "norminf";
+        s.acc_type = dev(r);
+        s.neutral = fmt::format("({})0", dev(r));
+        s.reduce = op == ReduceOp::norm_inf ? nan_max(">") : "a + b";
+        if (op == ReduceOp::norm2)
+            s.map = cpx ? fmt::format("(({0})v.re * ({0})v.re + ({0})v.im * ({0})v.im)", dev(r))
+                        : fmt::format("(({0})v * ({0})v)", dev(r));
+        else
+            s.map = magnitude(t, r);
+        s.finish = op == ReduceOp::norm2 ? "sqrt(a)" : "a";
+        s.out = r;
+        s.shuffle = true;
+        break;
+    }
+    }
+    return s;
+}
+
+namespace {
+
+struct Geometry {
+    std::size_t wg, groups;
+    std::uint64_t chunk; // CPU: elements per work-item
+    bool cpu;
+};
+
+Geometry geometry(const Context& ctx, std::uint64_t n) {
+    const auto& d = ctx.device().info();
+    Geometry g{};
+    g.wg = d.max_work_group_size && d.max_work_group_size < 256 ? d.max_work_group_size : 256;
+    g.cpu = d.type == DeviceType::cpu;
+    const std::uint64_t units = std::max(1u, d.compute_units);
+    const std::uint64_t per_group = g.wg * (g.cpu ? 64 : 8); // enough work per group to be worth a group
+    g.groups = std::size_t(std::clamp<std::uint64_t>((n + per_group - 1) / per_group, 1, units * (g.cpu ? 4 : 8)));
+    const std::uint64_t items = std::uint64_t(g.groups) * g.wg;
+    g.chunk = (n + items - 1) / items;
+    return g;
+}
+
+// The statements that combine the work-group's accumulators `acc` into scratch[0].
+std::string group_reduce(const ReduceSpec& s) {
+    const std::string tree = "    scratch[lid] = acc;\n    XGPU_BARRIER();\n"
+                             "    for (uint s = XGPU_WG / 2; s > {0}; s >>= 1) {{\n"
+                             "        if (lid < s) scratch[lid] = xgpu_reduce(scratch[lid], scratch[lid + s]);\n"
+                             "        XGPU_BARRIER();\n    }}\n";
+    if (!s.shuffle) return fmt::format(fmt::runtime(tree), 0);
+    return "#if defined(XGPU_HAS_WARP_SHUFFLE)\n" + fmt::format(fmt::runtime(tree), 16) +
+           "    if (lid < 32) {\n        " + s.acc_type +
+           " w = scratch[lid];\n"
+           "        for (int o = 16; o > 0; o >>= 1) w = xgpu_reduce(w, __shfl_down_sync(0xffffffffu, w, o));\n"
+           "        if (lid == 0) scratch[0] = w;\n    }\n#else\n" +
+           fmt::format(fmt::runtime(tree), 0) + "#endif\n";
+}
+
+// One program with three kernels: stage 1 (or the only stage), stage 2, and along an axis.
+// `params` are the map's parameters (comma-terminated), `prologue` runs once per work-item,
+// `element` computes `v` from `i`.
+std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::string& params,
+                             const std::string& prologue, const std::string& element, const std::string& preamble) {
+    auto step = [&](const char* acc, const std::string& index) {
+        return fmt::format("        {{ const uint64_t i = {}; (void)i;\n{}        {} = xgpu_reduce({}, {}); }}\n", index, element,
+                           acc, acc, s.map);
+    };
+    std::string loop;
+    if (g.cpu) {
+        loop = "    const uint64_t first = ((uint64_t)XGPU_GROUP_ID(0) * XGPU_WG + lid) * chunk;\n"
+               "    const uint64_t last = first + chunk < n ? first + chunk : n;\n"
+               "    for (uint64_t j = first; j < last; ++j)\n" +
+               step("acc", "j");
+    } else {
+        loop = "    const uint64_t stride = (uint64_t)XGPU_NUM_GROUPS(0) * XGPU_WG;\n"
+               "    uint64_t j = (uint64_t)XGPU_GROUP_ID(0) * XGPU_WG + lid;\n"
+               "    ACC a1 = xgpu_neutral(), a2 = xgpu_neutral(), a3 = xgpu_neutral();\n"
+               "    for (; j + 3 * stride < n; j += 4 * stride) {\n" +
+               step("acc", "j") + step("a1", "j + stride") + step("a2", "j + 2 * stride") + step("a3", "j + 3 * stride") +
+               "    }\n    for (; j < n; j += stride)\n" + step("acc", "j") +
+               "    acc = xgpu_reduce(xgpu_reduce(acc, a1), xgpu_reduce(a2, a3));\n";
+    }
+    const std::string combine = group_reduce(s);
+    return fmt::format(
+        "{array_h}\n{preamble}\n{decl}\n#define XGPU_WG {wg}\ntypedef {acc} ACC;\n"
+        "XGPU_DEVICE_FN ACC xgpu_neutral(void) {{ return {neutral}; }}\n"
+        "XGPU_DEVICE_FN ACC xgpu_reduce(ACC a, ACC b) {{ return {reduce}; }}\n"
+        "XGPU_KERNEL void xgpu_reduce_stage1({params}XGPU_GLOBAL ACC* partial, XGPU_GLOBAL {out}* out,\n"
+        "    const int64_t out_offset, const uint64_t n, const uint64_t chunk, const uint32_t final) {{\n"
+        "    XGPU_LOCAL ACC scratch[XGPU_WG];\n    const uint lid = (uint)XGPU_LOCAL_ID(0);\n    (void)chunk;\n"
+        "{prologue}    ACC acc = xgpu_neutral();\n{loop}{combine}"
+        "    if (lid == 0) {{\n        const ACC a = scratch[0];\n"
+        "        if (final) out[out_offset] = ({out})({finish}); else partial[XGPU_GROUP_ID(0)] = a;\n    }}\n}}\n"
+        "XGPU_KERNEL void xgpu_reduce_stage2(XGPU_GLOBAL const ACC* partial, const uint64_t groups,\n"
+        "    XGPU_GLOBAL {out}* out, const int64_t out_offset) {{\n"
+        "    XGPU_LOCAL ACC scratch[XGPU_WG];\n    const uint lid = (uint)XGPU_LOCAL_ID(0);\n"
+        "    ACC acc = xgpu_neutral();\n"
+        "    for (uint64_t j = lid; j < groups; j += XGPU_WG) acc = xgpu_reduce(acc, partial[j]);\n{combine}"
+        "    if (lid == 0) {{ const ACC a = scratch[0]; out[out_offset] = ({out})({finish}); }}\n}}\n"
+        "XGPU_KERNEL void xgpu_reduce_axis({params}XGPU_GLOBAL {out}* out, const int64_t out_offset, const uint64_t m) {{\n"
+        "    XGPU_LOCAL ACC scratch[XGPU_WG];\n    const uint lid = (uint)XGPU_LOCAL_ID(0);\n"
+        "    const uint64_t row = XGPU_GROUP_ID(0);\n{prologue}    ACC acc = xgpu_neutral();\n"
+        "    for (uint64_t j = lid; j < m; j += XGPU_WG)\n{row_step}{combine}"
+        "    if (lid == 0) {{ const ACC a = scratch[0]; out[out_offset + row] = ({out})({finish}); }}\n}}\n",
+        fmt::arg("array_h", embedded_kernel("array.h")), fmt::arg("preamble", preamble), fmt::arg("decl", s.declarations),
+        fmt::arg("wg", g.wg), fmt::arg("acc", s.acc_type), fmt::arg("neutral", s.neutral), fmt::arg("reduce", s.reduce),
+        fmt::arg("params", params), fmt::arg("out", dev(s.out)), fmt::arg("prologue", prologue), fmt::arg("loop", loop),
+        fmt::arg("combine", combine), fmt::arg("finish", s.finish), fmt::arg("row_step", step("acc", "row * m + j")));
+}
+
+struct Kernels {
+    Kernel stage1, stage2, axis;
+};
+
+Kernels kernels(const Context& ctx, const std::string& key, const std::function<std::string()>& source) {
+    return {generated_kernel(ctx, key + "|1", source, "xgpu_reduce_stage1"),
+            generated_kernel(ctx, key + "|2", source, "xgpu_reduce_stage2"),
+            generated_kernel(ctx, key + "|axis", source, "xgpu_reduce_axis")};
+}
+
+std::size_t acc_size(const ReduceSpec& s, DType value) {
+    if (s.acc_type == "xgpu_arg") return 16; // { value of at most 8 bytes, int64 } padded
+    if (s.acc_type == "int32_t") return 4;
+    return info(s.name == "sum" ? sum_type(value) : s.out).size;
+}
+
+// Runs stages 1 and 2 over `n` elements with `args` (the map's arguments) into `out`.
+void run_all(const Context& ctx, const Kernels& k, const Geometry& g, const ReduceSpec& s, DType value,
+             std::vector<KernelArg> args, std::uint64_t n, const ArrayDesc& out) {
+    const std::uint32_t final = g.groups == 1;
+    Buffer partial = ctx.pool().allocate(g.groups * acc_size(s, value));
+    const std::int64_t off = out.offset;
+    const std::uint64_t groups = g.groups;
+    args.push_back(make_arg(partial));
+    args.push_back(make_arg(out.buffer));
+    args.push_back(make_arg(off));
+    args.push_back(make_arg(n));
+    args.push_back(make_arg(g.chunk));
+    args.push_back(make_arg(final));
+    const Queue q = ctx.queue();
+    k.stage1.launch_args(q, Grid{g.groups * g.wg, g.wg}, args);
+    if (!final) k.stage2.launch(q, Grid{g.wg, g.wg}, partial, groups, out.buffer, off);
+}
+
+// A copy of the tree whose arrays are seen with their axes permuted (`perm` over the
+// broadcast shape of `ndim` dimensions).
+NodePtr permute(const Node& n, const std::vector<std::size_t>& perm) {
+    auto c = std::make_shared<Node>(n);
+    if (n.op == Node::Op::array) {
+        ArrayDesc a = n.array;
+        const std::size_t nd = perm.size(), missing = nd - a.shape.size();
+        a.shape.insert(a.shape.begin(), missing, 1);
+        a.strides.insert(a.strides.begin(), missing, 0);
+        ArrayDesc p = a;
+        for (std::size_t d = 0; d < nd; ++d) {
+            p.shape[d] = a.shape[perm[d]];
+            p.strides[d] = a.strides[perm[d]];
+        }
+        c->array = p;
+    }
+    if (n.a) c->a = permute(*n.a, perm);
+    if (n.b) c->b = permute(*n.b, perm);
+    if (n.c) c->c = permute(*n.c, perm);
+    return c;
+}
+
+bool needs_identity(ReduceOp op) {
+    return op == ReduceOp::min || op == ReduceOp::max || op == ReduceOp::argmin || op == ReduceOp::argmax;
+}
+
+} // namespace
+
+ArrayDesc reduce_all(const Node& expr, ReduceOp op) {
+    const Context& ctx = node_context(expr);
+    const Shape shape = result_shape(expr);
+    const std::uint64_t n = shape_size(shape);
+    const ReduceSpec spec = reduce_spec(op, expr.type);
+    if (n == 0 && needs_identity(op))
+        throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec.name));
+    ArrayDesc out = make_array(ctx, spec.out, {}, Order::C);
+    const MapCode m = map_code(expr, ctx, shape);
+    const Geometry g = geometry(ctx, n);
+    const std::string key = fmt::format("reduce|{}|{}|{}|{}", spec.name, m.key, g.cpu ? "cpu" : "gpu", g.wg);
+    const Kernels k = kernels(ctx, key, [&] {
+        const std::string element = m.body + fmt::format("        const {} v = {};\n", dev(m.type), m.result);
+        return reduction_source(spec, g, m.params.empty() ? "" : m.params + ", ", "", element, "");
+    });
+    std::vector<KernelArg> args;
+    std::vector<std::int64_t> ints;
+    map_arguments(expr, ctx, shape, args, ints);
+    run_all(ctx, k, g, spec, expr.type, std::move(args), n, out);
+    return out;
+}
+
+ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
+    const Context& ctx = node_context(expr);
+    const Shape shape = result_shape(expr);
+    if (axis >= shape.size())
+        throw InvalidArgument(fmt::format("xgpu: axis {} is out of range for an array of shape {}", axis, to_string(shape)));
+    const ReduceSpec spec = reduce_spec(op, expr.type);
+    std::vector<std::size_t> perm;
+    Shape out_shape, permuted;
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        if (d != axis) {
+            perm.push_back(d);
+            out_shape.push_back(shape[d]);
+            permuted.push_back(shape[d]);
+        }
+    perm.push_back(axis);
+    permuted.push_back(shape[axis]);
+    const std::uint64_t m = shape[axis], rows = shape_size(out_shape);
+    if (m == 0 && rows > 0 && needs_identity(op))
+        throw InvalidArgument(fmt::format("xgpu: {} along an empty axis: the operation has no identity", spec.name));
+    ArrayDesc out = make_array(ctx, spec.out, out_shape, Order::C);
+    if (rows == 0) return out;
+    const NodePtr p = permute(expr, perm);
+    const MapCode code = map_code(*p, ctx, permuted);
+    const Geometry g = geometry(ctx, m);
+    const std::string key = fmt::format("reduce|{}|{}|{}|{}", spec.name, code.key, g.cpu ? "cpu" : "gpu", g.wg);
+    const Kernels k = kernels(ctx, key, [&] {
+        const std::string element = code.body + fmt::format("        const {} v = {};\n", dev(code.type), code.result);
+        return reduction_source(spec, g, code.params.empty() ? "" : code.params + ", ", "", element, "");
+    });
+    std::vector<KernelArg> args;
+    std::vector<std::int64_t> ints;
+    map_arguments(*p, ctx, permuted, args, ints);
+    const std::int64_t off = out.offset;
+    args.push_back(make_arg(out.buffer));
+    args.push_back(make_arg(off));
+    args.push_back(make_arg(m));
+    k.axis.launch_args(ctx.queue(), Grid{std::size_t(rows) * g.wg, g.wg}, args);
+    return out;
+}
+
+ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const std::string& neutral,
+                                         const std::string& reduce, const std::string& map,
+                                         const std::string& arguments, const std::string& name,
+                                         const std::string& preamble)
+    : ctx_(ctx), args_(arguments, name) {
+    require_fp64(ctx, type);
+    spec_.name = name;
+    spec_.acc_type = dev(type);
+    spec_.neutral = neutral;
+    spec_.reduce = reduce;
+    spec_.map = "v";
+    spec_.finish = "a";
+    spec_.out = type;
+    spec_.shuffle = false; // a user's operator may not be one a shuffle can carry
+    const Geometry g = geometry(ctx, 1); // the kernel text depends on the device only
+    const std::string source =
+        reduction_source(spec_, g, args_.params(), args_.rebind(), fmt::format("        const {} v = {};\n", dev(type), map),
+                         preamble);
+    auto program = ctx.compile(source);
+    stage1_ = program.kernel("xgpu_reduce_stage1");
+    stage2_ = program.kernel("xgpu_reduce_stage2");
+}
+
+ArrayDesc ReductionKernelImpl::run(std::int64_t n, const std::vector<BoundArg>& args) const {
+    std::vector<KernelArg> kargs;
+    std::vector<std::int64_t> offsets;
+    const std::int64_t size = args_.pack(ctx_, args, kargs, offsets);
+    if (n < 0) n = size;
+    if (n < 0) throw InvalidArgument("xgpu: ReductionKernel without an array argument needs a size: use over(n, ...)");
+    ArrayDesc out = make_array(ctx_, spec_.out, {}, Order::C);
+    const Geometry g = geometry(ctx_, std::uint64_t(n));
+    run_all(ctx_, Kernels{stage1_, stage2_, {}}, g, spec_, spec_.out, std::move(kargs), std::uint64_t(n), out);
+    return out;
+}
+
+} // namespace xgpu::detail
