@@ -14,6 +14,8 @@
 
 #include <xgpu/array.hpp>
 #include <xgpu/random.hpp>
+#include <xgpu/reduction.hpp>
+#include <chrono>
 
 namespace {
 
@@ -73,6 +75,31 @@ int main(int argc, char** argv) try {
         auto z = xgpu::empty<float>(ctx, {n});
         std::printf("| fused `z = a*x + b*y` f32 | %.0f |\n",
                     measure(ctx, 3.0 * 4 * double(n), reps, [&] { z = 2.5f * x - 0.5f * y; }));
+    }
+    // Reductions: input bytes counted (dot: both inputs); the result stays on the device.
+    for (int f32 = 0; f32 < 2; ++f32) {
+        const char* t = f32 ? "f32" : "f64";
+        auto run = [&](auto x, auto y, double size) {
+            std::printf("| sum %s | %.0f |\n", t, measure(ctx, size * double(n), reps, [&] { xgpu::sum(x); }));
+            std::printf("| max %s | %.0f |\n", t, measure(ctx, size * double(n), reps, [&] { xgpu::max(x); }));
+            std::printf("| dot %s | %.0f |\n", t, measure(ctx, 2 * size * double(n), reps, [&] { xgpu::dot(x, y); }));
+            std::printf("| norm %s | %.0f |\n", t, measure(ctx, size * double(n), reps, [&] { xgpu::norm(x); }));
+        };
+        if (f32) run(gen.uniform<float>({n}), gen.uniform<float>({n}), 4);
+        else run(gen.uniform<double>({n}), gen.uniform<double>({n}), 8);
+    }
+    {
+        // Latency: a 1e4-element dot with the result read on the host, wall time.
+        auto x = gen.uniform<double>({10000}), y = gen.uniform<double>({10000});
+        for (int r = 0; r < 20; ++r) xgpu::dot(x, y).get();
+        std::vector<double> us;
+        for (int r = 0; r < 201; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            volatile double d = xgpu::dot(x, y).get();
+            (void)d;
+            us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::printf("| dot of 1e4 f64 with .get() (wall time, us) | %.1f |\n", median(us));
     }
     {
         auto z = xgpu::empty<double>(ctx, {n});
