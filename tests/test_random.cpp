@@ -374,7 +374,7 @@ TEST_CASE("2-D shapes and views follow C order; elements outside a view are unto
 
         // A contiguous row range of a 2-D array: filled in place, neighbours kept.
         auto b = to_device(ctx, hb, {6, 9});
-        gen.fill_normal(b(slice(2, 4), all), 1.0f, 0.5f);
+        gen.fill_normal(b(slice(2, 4), _), 1.0f, 0.5f);
         const auto wn = Philox::host_normal<float>(seed, c, 18, 1.0f, 0.5f);
         const auto gb = b.get();
         for (std::size_t i = 0; i < 54; ++i) {

@@ -486,6 +486,10 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
 
 void assign(const ArrayDesc& dst, const ArrayDesc& src) { evaluate(*array_node(src), dst); }
 
+std::string map_key(const Node& expr, const Context& ctx, const Shape& shape) {
+    return Generator(expr, ctx, shape, nullptr).key();
+}
+
 MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape) {
     check_types(expr, ctx);
     Generator gen(expr, ctx, shape, nullptr);

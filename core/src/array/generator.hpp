@@ -19,6 +19,8 @@ struct MapCode {
 };
 
 // `shape` is the (broadcast) shape over which `i` counts; arrays in `expr` broadcast to it.
+// map_key is the key alone, cheap enough for every launch; map_code makes the code too.
+std::string map_key(const Node& expr, const Context& ctx, const Shape& shape);
 MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape);
 // The kernel arguments for map_code's parameters, in order; `ints` holds values they point to.
 void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args,

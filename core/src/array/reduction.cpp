@@ -300,10 +300,11 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op) {
     if (n == 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec.name));
     ArrayDesc out = make_array(ctx, spec.out, {}, Order::C);
-    const MapCode m = map_code(expr, ctx, shape);
     const Geometry g = geometry(ctx, n);
-    const std::string key = fmt::format("reduce|{}|{}|{}|{}", spec.name, m.key, g.cpu ? "cpu" : "gpu", g.wg);
+    const std::string key =
+        fmt::format("reduce|{}|{}|{}|{}", spec.name, map_key(expr, ctx, shape), g.cpu ? "cpu" : "gpu", g.wg);
     const Kernels k = kernels(ctx, key, [&] {
+        const MapCode m = map_code(expr, ctx, shape);
         const std::string element = m.body + fmt::format("        const {} v = {};\n", dev(m.type), m.result);
         return reduction_source(spec, g, m.params.empty() ? "" : m.params + ", ", "", element, "");
     });
@@ -336,10 +337,11 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     ArrayDesc out = make_array(ctx, spec.out, out_shape, Order::C);
     if (rows == 0) return out;
     const NodePtr p = permute(expr, perm);
-    const MapCode code = map_code(*p, ctx, permuted);
     const Geometry g = geometry(ctx, m);
-    const std::string key = fmt::format("reduce|{}|{}|{}|{}", spec.name, code.key, g.cpu ? "cpu" : "gpu", g.wg);
+    const std::string key =
+        fmt::format("reduce|{}|{}|{}|{}", spec.name, map_key(*p, ctx, permuted), g.cpu ? "cpu" : "gpu", g.wg);
     const Kernels k = kernels(ctx, key, [&] {
+        const MapCode code = map_code(*p, ctx, permuted);
         const std::string element = code.body + fmt::format("        const {} v = {};\n", dev(code.type), code.result);
         return reduction_source(spec, g, code.params.empty() ? "" : code.params + ", ", "", element, "");
     });
