@@ -189,10 +189,18 @@ std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::
     };
     std::string loop;
     if (g.cpu) {
+        // Eight accumulators: a single one makes the loop wait on each addition's latency.
         loop = "    const uint64_t first = ((uint64_t)XGPU_GROUP_ID(0) * XGPU_WG + lid) * chunk;\n"
                "    const uint64_t last = first + chunk < n ? first + chunk : n;\n"
-               "    for (uint64_t j = first; j < last; ++j)\n" +
-               step("acc", "j");
+               "    ACC a1 = xgpu_neutral(), a2 = xgpu_neutral(), a3 = xgpu_neutral(), a4 = xgpu_neutral(),\n"
+               "        a5 = xgpu_neutral(), a6 = xgpu_neutral(), a7 = xgpu_neutral();\n"
+               "    uint64_t j = first;\n"
+               "    for (; j + 7 < last; j += 8) {\n" +
+               step("acc", "j") + step("a1", "j + 1") + step("a2", "j + 2") + step("a3", "j + 3") + step("a4", "j + 4") +
+               step("a5", "j + 5") + step("a6", "j + 6") + step("a7", "j + 7") + "    }\n    for (; j < last; ++j)\n" +
+               step("acc", "j") +
+               "    acc = xgpu_reduce(xgpu_reduce(xgpu_reduce(acc, a1), xgpu_reduce(a2, a3)),\n"
+               "                      xgpu_reduce(xgpu_reduce(a4, a5), xgpu_reduce(a6, a7)));\n";
     } else {
         loop = "    const uint64_t stride = (uint64_t)XGPU_NUM_GROUPS(0) * XGPU_WG;\n"
                "    uint64_t j = (uint64_t)XGPU_GROUP_ID(0) * XGPU_WG + lid;\n"
