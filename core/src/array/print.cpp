@@ -20,6 +20,7 @@ constexpr std::size_t threshold = 1000, edge = 3;
 struct RealFormat {
     bool scientific = false;
     int precision = 0;
+    bool single = false; // float32 values: "shortest" is judged in float precision
     void fit(const std::vector<double>& v) {
         double max_abs = 0, min_abs = INFINITY;
         for (double x : v)
@@ -30,13 +31,11 @@ struct RealFormat {
         scientific = max_abs >= 1e16 || (min_abs < 1e-4) || (max_abs / min_abs > 1e3 && min_abs != INFINITY);
         for (double x : v) {
             if (!std::isfinite(x)) continue;
+            // The fewest digits (at most 8) that give the value back, as numpy's repr.
             for (int p = 0; p <= 8; ++p) {
                 const std::string s = scientific ? fmt::format("{:.{}e}", x, p) : fmt::format("{:.{}f}", x, p);
-                if (std::stod(s) == x || p == 8) {
-                    precision = std::max(precision, p);
-                    break;
-                }
-                if (!scientific && std::fabs(std::stod(s) - x) <= 1e-8 * std::fabs(x)) {
+                const double back = std::stod(s);
+                if ((single ? float(back) == float(x) : back == x) || p == 8) {
                     precision = std::max(precision, p);
                     break;
                 }
@@ -142,6 +141,7 @@ void print(std::ostream& os, const ArrayDesc& a) {
         else
             v = read<double>(a);
         RealFormat f;
+        f.single = t == DType::float32;
         f.fit(v);
         for (double x : v) p.cells.push_back(f(x));
     } else {
@@ -156,6 +156,7 @@ void print(std::ostream& os, const ArrayDesc& a) {
             im.push_back(z.imag());
         }
         RealFormat fr, fi;
+        fr.single = fi.single = t == DType::complex64;
         fr.fit(re);
         fi.fit(im);
         for (auto z : v) {
