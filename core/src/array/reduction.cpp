@@ -5,6 +5,8 @@
 // runs fast (../shared/PERF.md). The number of groups depends only on the size and the device, so
 // results are deterministic. With XGPU_HAS_WARP_SHUFFLE the last 32 lanes combine by shuffles.
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -51,7 +53,25 @@ std::string nan_max(const char* cmp) { // NaN propagates, as numpy's maximum/min
 
 } // namespace
 
-ReduceSpec reduce_spec(ReduceOp op, DType t) {
+namespace {
+ReduceSpec make_spec(ReduceOp op, DType t);
+}
+
+const ReduceSpec& cached_spec(ReduceOp op, DType t) {
+    // Specs are pure functions of (op, type): build each once (they are strings).
+    static std::mutex m;
+    static std::map<std::pair<int, int>, ReduceSpec> specs;
+    std::lock_guard lock(m);
+    const auto k = std::make_pair(int(op), int(t));
+    auto it = specs.find(k);
+    if (it == specs.end()) it = specs.emplace(k, make_spec(op, t)).first;
+    return it->second;
+}
+
+ReduceSpec reduce_spec(ReduceOp op, DType t) { return cached_spec(op, t); }
+
+namespace {
+ReduceSpec make_spec(ReduceOp op, DType t) {
     ReduceSpec s;
     const bool cpx = kind(t) == Kind::complex;
     auto need_real = [&](const char* what) {
@@ -141,6 +161,7 @@ ReduceSpec reduce_spec(ReduceOp op, DType t) {
     }
     return s;
 }
+} // namespace
 
 namespace {
 
@@ -156,7 +177,9 @@ Geometry geometry(const Context& ctx, std::uint64_t n) {
     g.wg = d.max_work_group_size && d.max_work_group_size < 256 ? d.max_work_group_size : 256;
     g.cpu = d.type == DeviceType::cpu;
     const std::uint64_t units = std::max(1u, d.compute_units);
-    const std::uint64_t per_group = g.wg * (g.cpu ? 64 : 8); // enough work per group to be worth a group
+    // Enough work per group to be worth a group: a second stage costs a launch, so on GPUs up to
+    // 64 elements per work-item go to one group (a 1e4-element dot runs as one launch).
+    const std::uint64_t per_group = g.wg * (g.cpu ? 64 : (n <= g.wg * 64 ? 64 : 8));
     g.groups = std::size_t(std::clamp<std::uint64_t>((n + per_group - 1) / per_group, 1, units * (g.cpu ? 4 : 8)));
     const std::uint64_t items = std::uint64_t(g.groups) * g.wg;
     g.chunk = (n + items - 1) / items;
@@ -304,7 +327,7 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op) {
     const Context& ctx = node_context(expr);
     const Shape shape = result_shape(expr);
     const std::uint64_t n = shape_size(shape);
-    const ReduceSpec spec = reduce_spec(op, expr.type);
+    const ReduceSpec& spec = cached_spec(op, expr.type);
     if (n == 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec.name));
     ArrayDesc out = make_array(ctx, spec.out, {}, Order::C);
