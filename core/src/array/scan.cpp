@@ -1,0 +1,444 @@
+// Scans: reduce-then-scan over tiles. One generated kernel per (operator, type, segmented, what
+// it reads and writes) runs in two modes. Pass 1 (tiles 0 .. G-2) scans each tile in local memory
+// and stores its total; the G-1 totals are then scanned in place, inclusively, by the same
+// machinery (recursively, while they fill more than one tile); the final pass (all G tiles)
+// rescans each tile, completes it with the carry (the scanned total of the tiles before it) and
+// runs the output statement on every element. Input is read twice, output written once; a tile
+// that holds the whole input needs the final pass alone.
+//
+// Kernel shape (../../shared/PERF.md): a tile is loaded and stored with consecutive work-items on
+// consecutive elements (coalesced on GPUs; PoCL vectorises those loops across work-items); in
+// between, each work-item scans a contiguous run of K elements in local memory, and the
+// work-group scans the run totals. No grid-stride loop anywhere.
+#include "xgpu/scan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "../generated.hpp"
+#include "generator.hpp"
+#include "xgpu/detail/backend.hpp"
+
+namespace xgpu::detail {
+
+namespace {
+
+struct TileShape {
+    unsigned wg, k; // work-group size, elements per work-item
+    bool staged;    // through local memory (GPUs), or each run straight from global memory (CPUs)
+};
+
+std::size_t floor_pow2(std::size_t v) {
+    std::size_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+
+// The tile for `type` on this device. GPUs: staged, 256 work-items and a tile of about 16 KiB, so
+// that several work-groups fit a multiprocessor. CPUs: direct, CPU_WG work-items with runs of
+// CPU_K elements, so that the work-group scan of the run totals (a few barriers) is small beside
+// the runs. XGPU_SCAN_TILE=<wg>x<k>[s|d] overrides (tests, tuning): s staged, d direct.
+TileShape tile_shape(const Context& ctx, DType type, bool segmented) {
+    const DeviceInfo& d = ctx.device().info();
+    const std::size_t size = info(type).size, flag = segmented ? 1 : 0;
+    bool staged = d.type != DeviceType::cpu;
+    std::size_t wg = staged ? 256 : 16, k = staged ? std::clamp<std::size_t>(16384 / (wg * size), 1, 16) : 256;
+    if (const char* env = std::getenv("XGPU_SCAN_TILE"); env && *env) {
+        unsigned a = 0, b = 0;
+        char mode = 0;
+        const int got = std::sscanf(env, "%ux%u%c", &a, &b, &mode);
+        if (got < 2 || a == 0 || b == 0 || (a & (a - 1)) || a * b < 2 || (got == 3 && mode != 's' && mode != 'd'))
+            throw InvalidArgument(fmt::format("xgpu: XGPU_SCAN_TILE='{}': expected <work-group size>x<elements per "
+                                              "work-item>, the first a power of two, a tile of 2 or more, and "
+                                              "optionally s (staged) or d (direct)",
+                                              env));
+        wg = a;
+        k = b;
+        if (got == 3) staged = mode == 's';
+    }
+    if (d.max_work_group_size) wg = std::min(wg, floor_pow2(d.max_work_group_size));
+    // Static local memory: within what the device reports, and CUDA's 48 KiB.
+    std::size_t limit = d.local_memory ? std::size_t(d.local_memory) : 32768;
+    if (d.backend == "cuda") limit = std::min<std::size_t>(limit, 48 * 1024);
+    auto bytes = [&] { return ((staged ? wg * k : 0) + wg) * (size + flag); };
+    while (bytes() > limit && k > 1) k /= 2;
+    while (bytes() > limit && wg > 2) wg /= 2; // a tile of one would never shrink the totals
+    return {unsigned(wg), unsigned(k), staged};
+}
+
+// What one scan reads and writes, as kernel code (parameters and statements in terms of the
+// element index `i`, a uint64_t).
+struct ScanCode {
+    std::string key;        // identifies everything below
+    std::string params;     // parameter declarations, comma separated
+    std::string input_body; // statements that compute the input at i
+    std::string input;      // the input at i, of the scan's type
+    std::string start;      // segmented: nonzero where a segment starts at i
+    std::string output;     // statement run once per element, with `item` (inclusive value),
+                            // `prev_item` (exclusive value) and `xgpu_n` (element count)
+};
+
+// `code` (lines of statements) indented by `by`, to sit in the kernel's loop.
+std::string indent(const std::string& code, const std::string& by) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < code.size()) {
+        std::size_t end = code.find('\n', start);
+        if (end == std::string::npos) end = code.size() - 1;
+        out += by + code.substr(start, end + 1 - start);
+        start = end + 1;
+    }
+    return out;
+}
+
+// The tile's loads and stores. Staged (GPUs): the tile goes through local memory, consecutive
+// work-items on consecutive elements, and each work-item scans its run there. Direct (CPUs, where
+// PoCL runs a work-group's work-items as a loop around each stretch between barriers): each
+// work-item reads its run straight from global memory, once to total it and once to finish it.
+struct TileCode {
+    std::string locals, reduce, finish;
+};
+
+TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
+    const std::string body = indent(c.input_body, "            ");
+    const std::string start = fmt::format("(uint8_t)(({}) != 0)", c.start);
+    TileCode t;
+    if (staged) {
+        t.locals = "    XGPU_LOCAL XGPU_SCAN_T xgpu_loc[XGPU_SCAN_TILE];\n"
+                   "    XGPU_LOCAL uint8_t xgpu_lf[XGPU_SCAN_SEGMENTED ? XGPU_SCAN_TILE : 1];\n";
+        t.reduce = fmt::format("    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
+                               "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
+                               "        if (xgpu_k < xgpu_cnt) {{\n"
+                               "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
+                               "{}"
+                               "            xgpu_loc[xgpu_k] = {};\n"
+                               "{}"
+                               "        }}\n"
+                               "    }}\n"
+                               "    XGPU_LOCAL_BARRIER();\n"
+                               "    xgpu_scan_runs(xgpu_loc, xgpu_lf, xgpu_part, xgpu_pf, xgpu_l, xgpu_cnt);\n",
+                               body, c.input, segmented ? fmt::format("            xgpu_lf[xgpu_k] = {};\n", start) : "");
+        t.finish = fmt::format("    if (xgpu_have) xgpu_scan_complete(xgpu_loc, xgpu_lf, xgpu_l, xgpu_fcnt, xgpu_acc);\n"
+                               "    XGPU_LOCAL_BARRIER();\n"
+                               "    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
+                               "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
+                               "        if (xgpu_k < xgpu_fcnt) {{\n"
+                               "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
+                               "            const XGPU_SCAN_T item = xgpu_loc[xgpu_k];\n"
+                               "            const XGPU_SCAN_T prev_item = xgpu_scan_prev(xgpu_loc, xgpu_lf, xgpu_k, xgpu_hc, "
+                               "xgpu_carry);\n"
+                               "            (void)item;\n"
+                               "            (void)prev_item;\n"
+                               "            {}\n"
+                               "        }}\n"
+                               "    }}\n",
+                               c.output);
+        return t;
+    }
+    // Work-item l's run is xgpu_m elements from xgpu_r. One element of it: its index i, value
+    // xgpu_v and flag xgpu_s; it joins what comes before it unless it is the first of all or
+    // starts a segment.
+    const std::string element = fmt::format("        const uint64_t i = xgpu_t0 + xgpu_r + xgpu_j;\n"
+                                            "        XGPU_SCAN_T xgpu_v;\n"
+                                            "{}"
+                                            "        {{\n"
+                                            "{}"
+                                            "            xgpu_v = {};\n"
+                                            "{}"
+                                            "        }}\n",
+                                            segmented ? "        uint8_t xgpu_s;\n" : "", body, c.input,
+                                            segmented ? fmt::format("            xgpu_s = {};\n", start) : "");
+    const char* unless_start = segmented ? " && !xgpu_s" : "";
+    t.reduce = fmt::format("    const uint32_t xgpu_r = xgpu_l * XGPU_SCAN_K;\n"
+                           "    const uint32_t xgpu_m = xgpu_r >= xgpu_cnt ? 0 : xgpu_cnt - xgpu_r < XGPU_SCAN_K ? xgpu_cnt - xgpu_r : XGPU_SCAN_K;\n"
+                           "    XGPU_SCAN_T xgpu_run = xgpu_scan_neutral();\n"
+                           "    uint8_t xgpu_f = 0;\n"
+                           "    for (uint32_t xgpu_j = 0; xgpu_j < xgpu_m; ++xgpu_j) {{\n"
+                           "{}"
+                           "        xgpu_run = (xgpu_j > 0{}) ? xgpu_scan_op(xgpu_run, xgpu_v) : xgpu_v;\n"
+                           "{}"
+                           "    }}\n"
+                           "    xgpu_part[xgpu_l] = xgpu_run;\n"
+                           "    xgpu_pf[xgpu_l] = xgpu_f;\n",
+                           element, unless_start, segmented ? "        xgpu_f |= xgpu_s;\n" : "");
+    t.finish = fmt::format("    const uint32_t xgpu_fm = xgpu_final ? xgpu_m : 0;\n"
+                           "    for (uint32_t xgpu_j = 0; xgpu_j < xgpu_fm; ++xgpu_j) {{\n"
+                           "{}"
+                           "        const int xgpu_join = (xgpu_j > 0 || xgpu_have){};\n"
+                           "        const XGPU_SCAN_T prev_item = xgpu_join ? xgpu_acc : xgpu_scan_neutral();\n"
+                           "        const XGPU_SCAN_T item = xgpu_join ? xgpu_scan_op(xgpu_acc, xgpu_v) : xgpu_v;\n"
+                           "        xgpu_acc = item;\n"
+                           "        (void)prev_item;\n"
+                           "        {}\n"
+                           "    }}\n",
+                           element, unless_start, c.output);
+    return t;
+}
+
+std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const ScanCode& c) {
+    const TileCode t = tile_code(ts.staged, segmented, c);
+    return fmt::format(
+        "#define XGPU_SCAN_T {T}\n"
+        "#define XGPU_SCAN_WG {wg}u\n"
+        "#define XGPU_SCAN_K {k}u\n"
+        "#define XGPU_SCAN_SEGMENTED {seg}\n"
+        "{array_h}\n"
+        "{preamble}\n"
+        "XGPU_DEVICE_FN XGPU_SCAN_T xgpu_scan_op(XGPU_SCAN_T a, XGPU_SCAN_T b) {{ return ({op}); }}\n"
+        "XGPU_DEVICE_FN XGPU_SCAN_T xgpu_scan_neutral(void) {{ const XGPU_SCAN_T v = {neutral}; return v; }}\n"
+        "{scan_h}\n"
+        "XGPU_KERNEL void xgpu_scan({params}, const uint64_t xgpu_n, XGPU_GLOBAL XGPU_SCAN_T* xgpu_totals,\n"
+        "                           XGPU_GLOBAL uint8_t* xgpu_tflags, const uint32_t xgpu_final) {{\n"
+        "{locals}"
+        "    XGPU_LOCAL XGPU_SCAN_T xgpu_part[XGPU_SCAN_WG];\n"
+        "    XGPU_LOCAL uint8_t xgpu_pf[XGPU_SCAN_WG];\n"
+        "    const uint64_t xgpu_g = (uint64_t)XGPU_GROUP_ID(1) * XGPU_NUM_GROUPS(0) + XGPU_GROUP_ID(0);\n"
+        "    const uint64_t xgpu_t0 = xgpu_g * XGPU_SCAN_TILE;\n"
+        "    const uint32_t xgpu_l = (uint32_t)XGPU_LOCAL_ID(0);\n"
+        "    /* elements in this tile: none in the padding of a 2-D launch */\n"
+        "    const uint32_t xgpu_cnt = xgpu_t0 >= xgpu_n ? 0 : xgpu_n - xgpu_t0 < XGPU_SCAN_TILE ? (uint32_t)(xgpu_n - xgpu_t0) : XGPU_SCAN_TILE;\n"
+        "{reduce}"
+        "    xgpu_scan_group(xgpu_part, xgpu_pf, xgpu_l);\n"
+        "    if (!xgpu_final && xgpu_cnt > 0 && xgpu_l == (xgpu_cnt - 1) / XGPU_SCAN_K) {{ /* the tile's total */\n"
+        "        xgpu_totals[xgpu_g] = xgpu_part[xgpu_l];\n"
+        "{tflag}"
+        "    }}\n"
+        "    /* The final pass (the first pass finishes nothing): every work-item runs on to the end, as\n"
+        "       PoCL 3.1 was seen to miscompile a kernel that returns before a barrier. */\n"
+        "    const uint32_t xgpu_fcnt = xgpu_final ? xgpu_cnt : 0;\n"
+        "    const int xgpu_hc = xgpu_g > 0 && xgpu_fcnt > 0;\n"
+        "    const XGPU_SCAN_T xgpu_carry = xgpu_hc ? xgpu_totals[xgpu_g - 1] : xgpu_scan_neutral();\n"
+        "    XGPU_SCAN_T xgpu_acc;\n"
+        "    int xgpu_have = xgpu_scan_prefix(xgpu_part, xgpu_pf, xgpu_l, xgpu_hc, xgpu_carry, &xgpu_acc);\n"
+        "{finish}"
+        "}}\n",
+        fmt::arg("T", info(op.type).device_name), fmt::arg("wg", ts.wg), fmt::arg("k", ts.k),
+        fmt::arg("seg", segmented ? 1 : 0), fmt::arg("array_h", embedded_kernel("array.h")),
+        fmt::arg("preamble", op.preamble), fmt::arg("op", op.op), fmt::arg("neutral", op.neutral),
+        fmt::arg("scan_h", embedded_kernel("scan.h")), fmt::arg("params", c.params), fmt::arg("locals", t.locals),
+        fmt::arg("reduce", t.reduce), fmt::arg("finish", t.finish),
+        fmt::arg("tflag", segmented ? "        xgpu_tflags[xgpu_g] = xgpu_pf[xgpu_l];\n" : ""));
+}
+
+// The scanned tile totals: read, and written back in place (inclusive).
+ScanCode totals_code() {
+    return {"totals", "XGPU_GLOBAL XGPU_SCAN_T* xgpu_tv, XGPU_GLOBAL const uint8_t* xgpu_tf", "", "xgpu_tv[i]",
+            "xgpu_tf[i]", "xgpu_tv[i] = item;"};
+}
+
+void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, TileShape ts, std::uint64_t n,
+            std::uint64_t groups, const Buffer& totals, const Buffer& tflags, std::uint32_t final_pass) {
+    args.push_back(make_arg(n));
+    args.push_back(make_arg(totals));
+    args.push_back(make_arg(tflags));
+    args.push_back(make_arg(final_pass));
+    // Past 2^16 work-groups, rows of 2^16 (CUDA's grid is 2^31 x 65535; some OpenCL drivers
+    // mishandle 1-D ranges past 2^31 work-items); the last row's extra groups return at once.
+    const std::uint64_t row = std::uint64_t(1) << 16;
+    const Grid grid = groups <= row ? Grid{Range(std::size_t(groups) * ts.wg), Range(ts.wg)}
+                                    : Grid{Range(std::size_t(row) * ts.wg, std::size_t((groups + row - 1) / row)),
+                                           Range(ts.wg, 1)};
+    k.launch_args(ctx.queue(), grid, args);
+}
+
+// Scans n elements as `code` says, `args` being the values of code.params.
+void run(const ScanOp& op, bool segmented, const ScanCode& code, const std::vector<KernelArg>& args, std::uint64_t n) {
+    if (n == 0) return;
+    const Context& ctx = op.ctx;
+    const TileShape ts = tile_shape(ctx, op.type, segmented);
+    const std::uint64_t tile = std::uint64_t(ts.wg) * ts.k, groups = (n + tile - 1) / tile;
+    const std::string key = fmt::format("scan|{}|{}|{}x{}{}|{}|{}:{}|{}:{}|{}", int(op.type), int(segmented), ts.wg, ts.k,
+                                        ts.staged ? 's' : 'd',
+                                        code.key, op.op.size(), op.op, op.neutral.size(), op.neutral, op.preamble);
+    const Kernel k = generated_kernel(ctx, key, [&] { return kernel_source(op, segmented, ts, code); }, "xgpu_scan");
+    const std::size_t size = info(op.type).size;
+    if (groups == 1) {
+        const Buffer unused = ctx.pool().allocate(size);
+        launch(ctx, k, args, ts, n, 1, unused, unused, 1);
+        return;
+    }
+    const std::uint64_t m = groups - 1;
+    // Without segments the flags are never touched: any buffer will do.
+    const Buffer totals = ctx.pool().allocate(m * size), tflags = segmented ? ctx.pool().allocate(m) : totals;
+    launch(ctx, k, args, ts, m * tile, m, totals, tflags, 0);
+    run(op, segmented, totals_code(), {make_arg(totals), make_arg(tflags)}, m);
+    launch(ctx, k, args, ts, n, groups, totals, tflags, 1);
+}
+
+// The elements an array may touch, as [first, last] in elements from the buffer's start.
+std::pair<std::int64_t, std::int64_t> extent(const ArrayDesc& a) {
+    std::int64_t lo = a.offset, hi = a.offset;
+    for (std::size_t d = 0; d < a.shape.size(); ++d) {
+        const std::int64_t span = a.strides[d] * (std::int64_t(a.shape[d]) - 1);
+        (span < 0 ? lo : hi) += span;
+    }
+    return {lo, hi};
+}
+
+// Whether `a`, read while a kernel writes `out` (C-contiguous), may see elements already written:
+// it shares memory with `out` and does not read element i exactly where the kernel writes it.
+bool unsafe_overlap(const ArrayDesc& a, const Shape& shape, const ArrayDesc& out) {
+    if (!(a.buffer == out.buffer) || a.size() == 0) return false;
+    if (a.shape == shape && a.is_c_contiguous() && a.offset == out.offset && a.dtype == out.dtype) return false;
+    const std::size_t sa = info(a.dtype).size, so = info(out.dtype).size;
+    const auto [alo, ahi] = extent(a);
+    const auto [olo, ohi] = extent(out);
+    return std::int64_t((ahi + 1) * sa) > std::int64_t(olo * so) && std::int64_t((ohi + 1) * so) > std::int64_t(alo * sa);
+}
+
+bool any_unsafe_overlap(const Node& n, const Shape& shape, const ArrayDesc& out) {
+    if (n.op == Node::Op::array && unsafe_overlap(n.array, shape, out)) return true;
+    for (const auto* c : {n.a.get(), n.b.get(), n.c.get()})
+        if (c && any_unsafe_overlap(*c, shape, out)) return true;
+    return false;
+}
+
+// `a` as a C-contiguous array that the kernel writing `out` may read safely.
+ArrayDesc safe_input(const ArrayDesc& a, const ArrayDesc& out) {
+    if (a.is_c_contiguous() && !unsafe_overlap(a, a.shape, out)) return a;
+    ArrayDesc c = make_array(a.context, a.dtype, a.shape, Order::C);
+    assign(c, a);
+    return c;
+}
+
+void check_context(const Context& ctx, const Context& other, const char* what) {
+    if (!(other == ctx)) throw InvalidArgument(fmt::format("xgpu: {}: the arrays belong to different contexts", what));
+}
+
+} // namespace
+
+ScanOp sum_op(const Context& ctx, DType type) {
+    if (type == DType::complex64) return {ctx, type, "xgpu_cfloat_add(a, b)", "xgpu_cfloat_make(0.0f, 0.0f)", ""};
+    if (type == DType::complex128) return {ctx, type, "xgpu_cdouble_add(a, b)", "xgpu_cdouble_make(0.0, 0.0)", ""};
+    return {ctx, type, "a + b", "0", ""};
+}
+
+void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDesc* flags, bool inclusive) {
+    // Everything is checked before anything is enqueued.
+    const Context& ctx = op.ctx;
+    if (!ctx.impl()) throw InvalidArgument("xgpu: scan on an empty Context");
+    if (!out.buffer) throw InvalidArgument("xgpu: scan into an empty Array");
+    if (flags && !flags->buffer) throw InvalidArgument("xgpu: scan: the segment flags are an empty Array");
+    check_context(ctx, node_context(in), "scan");
+    check_context(ctx, out.context, "scan");
+    if (flags) check_context(ctx, flags->context, "scan");
+    const Shape shape = result_shape(in);
+    const std::size_t n = shape_size(shape);
+    if (out.size() != n)
+        throw ShapeError(fmt::format("xgpu: scan: the input has shape {} ({} elements), the output {} ({} elements)",
+                                     to_string(shape), n, to_string(out.shape), out.size()));
+    if (flags && flags->size() != n)
+        throw ShapeError(fmt::format("xgpu: scan: the input has shape {} ({} elements), the segment flags {} ({} elements)",
+                                     to_string(shape), n, to_string(flags->shape), flags->size()));
+    if (flags && !(flags->dtype == DType::bool_ || is_integer(flags->dtype)))
+        throw InvalidArgument(fmt::format("xgpu: scan: segment flags must be bool or integers, not {}", name(flags->dtype)));
+    if (out.dtype != op.type)
+        throw InvalidArgument(fmt::format("xgpu: scan: a {} scan cannot write a {} array", name(op.type), name(out.dtype)));
+    require_fp64(ctx, op.type);
+    if (n == 0) return;
+
+    // The kernel writes a C-contiguous output, and reads nothing it may already have written.
+    if (!out.is_c_contiguous()) {
+        const ArrayDesc tmp = make_array(ctx, out.dtype, out.shape, Order::C);
+        scan(op, in, tmp, flags, inclusive);
+        assign(out, tmp);
+        return;
+    }
+    if (any_unsafe_overlap(in, shape, out)) {
+        const ArrayDesc tmp = make_array(ctx, in.type, shape, Order::C);
+        evaluate(in, tmp);
+        scan(op, *array_node(tmp), out, flags, inclusive);
+        return;
+    }
+    ArrayDesc f;
+    if (flags) f = safe_input(*flags, out);
+
+    const MapCode m = map_code(in, ctx, shape);
+    const char* T = info(op.type).device_name;
+    ScanCode c;
+    c.key = fmt::format("scan|{}|{}|{}", inclusive ? "inclusive" : "exclusive", flags ? int(f.dtype) : -1, m.key);
+    c.params = fmt::format("{}, XGPU_GLOBAL {}* xgpu_out, const int64_t xgpu_out_o", m.params, T);
+    if (flags) c.params += fmt::format(", XGPU_GLOBAL const {}* xgpu_fl, const int64_t xgpu_fl_o", info(f.dtype).device_name);
+    c.input_body = m.body;
+    c.input = convert_code(m.result, m.type, op.type);
+    c.start = "xgpu_fl[xgpu_fl_o + i]";
+    c.output = fmt::format("xgpu_out[xgpu_out_o + i] = {};", inclusive ? "item" : "prev_item");
+
+    std::vector<KernelArg> args;
+    std::vector<std::int64_t> ints;
+    map_arguments(in, ctx, shape, args, ints);
+    const std::int64_t out_offset = out.offset, flags_offset = f.offset;
+    args.push_back(make_arg(out.buffer));
+    args.push_back(make_arg(out_offset));
+    if (flags) {
+        args.push_back(make_arg(f.buffer));
+        args.push_back(make_arg(flags_offset));
+    }
+    run(op, flags != nullptr, c, args, n);
+}
+
+void copy_if(const ArrayDesc& x_in, const Node& pred, const ArrayDesc& out, const ArrayDesc& count) {
+    const Context& ctx = x_in.context;
+    if (!x_in.buffer || !out.buffer) throw InvalidArgument("xgpu: copy_if with an empty Array");
+    check_context(ctx, node_context(pred), "copy_if");
+    check_context(ctx, out.context, "copy_if");
+    const Shape shape = result_shape(pred);
+    if (shape != x_in.shape)
+        throw ShapeError(fmt::format("xgpu: copy_if: the predicate has shape {}, the array {}", to_string(shape),
+                                     to_string(x_in.shape)));
+    if (kind(pred.type) == Kind::complex)
+        throw InvalidArgument(fmt::format("xgpu: copy_if: the predicate must be bool or real, not {}", name(pred.type)));
+    if (out.dtype != x_in.dtype)
+        throw InvalidArgument(fmt::format("xgpu: copy_if: {} elements cannot go to a {} array", name(x_in.dtype),
+                                          name(out.dtype)));
+    if (!out.is_c_contiguous())
+        throw InvalidArgument("xgpu: copy_if: the output is a non-contiguous view; pass a contiguous array");
+    require_fp64(ctx, x_in.dtype);
+    const std::uint64_t n = x_in.size();
+    if (n == 0) {
+        const std::int64_t zero = 0;
+        fill(count, &zero);
+        return;
+    }
+    if (any_unsafe_overlap(pred, shape, out)) {
+        const ArrayDesc tmp = make_array(ctx, pred.type, shape, Order::C);
+        evaluate(pred, tmp);
+        copy_if(x_in, *array_node(tmp), out, count);
+        return;
+    }
+    const ArrayDesc x = safe_input(x_in, out);
+
+    // A sum of 0/1 over the predicate; each kept element goes to its exclusive sum.
+    const ScanOp op = sum_op(ctx, DType::int64);
+    const MapCode m = map_code(pred, ctx, shape);
+    const char* T = info(x.dtype).device_name;
+    ScanCode c;
+    c.key = fmt::format("copy_if|{}|{}", int(x.dtype), m.key);
+    c.params = fmt::format("{}, XGPU_GLOBAL const {}* xgpu_x, const int64_t xgpu_x_o, XGPU_GLOBAL {}* xgpu_out, "
+                           "const int64_t xgpu_out_o, const int64_t xgpu_out_n, XGPU_GLOBAL int64_t* xgpu_count, "
+                           "const int64_t xgpu_count_o",
+                           m.params, T, T);
+    c.input_body = m.body;
+    c.input = fmt::format("(int64_t)({} != 0)", m.result);
+    c.output = "if (item != prev_item && prev_item < xgpu_out_n) xgpu_out[xgpu_out_o + prev_item] = xgpu_x[xgpu_x_o + i];"
+               " if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;";
+
+    std::vector<KernelArg> args;
+    std::vector<std::int64_t> ints;
+    map_arguments(pred, ctx, shape, args, ints);
+    const std::int64_t x_offset = x.offset, out_offset = out.offset, out_size = std::int64_t(out.size()),
+                       count_offset = count.offset;
+    args.push_back(make_arg(x.buffer));
+    args.push_back(make_arg(x_offset));
+    args.push_back(make_arg(out.buffer));
+    args.push_back(make_arg(out_offset));
+    args.push_back(make_arg(out_size));
+    args.push_back(make_arg(count.buffer));
+    args.push_back(make_arg(count_offset));
+    run(op, false, c, args, n);
+}
+
+} // namespace xgpu::detail
