@@ -12,15 +12,16 @@
 #include "support.hpp"
 
 using namespace xgpu;
-using test::random_vector;
 using Catch::Matchers::Contains;
+using test::random_vector;
 
 namespace {
 
 const std::vector<std::size_t>& sizes() {
     static const std::vector<std::size_t> s = [] {
         std::vector<std::size_t> v{0, 1, 10, 255, 256, 257};
-        for (std::size_t n = 1019; n <= 1029; ++n) v.push_back(n);
+        for (std::size_t n = 1019; n <= 1029; ++n)
+            v.push_back(n);
         v.push_back((std::size_t(1) << 20) + 1);
         return v;
     }();
@@ -29,7 +30,8 @@ const std::vector<std::size_t>& sizes() {
 
 // Host scans: inclusive or exclusive, restarting where flags[i] is set (flags may be empty).
 template <class T, class Op>
-std::vector<T> host_scan(const std::vector<T>& x, Op op, T neutral, bool inclusive, const std::vector<std::uint8_t>& flags = {}) {
+std::vector<T> host_scan(const std::vector<T>& x, Op op, T neutral, bool inclusive,
+                         const std::vector<std::uint8_t>& flags = {}) {
     std::vector<T> out(x.size());
     T acc = neutral;
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -52,11 +54,14 @@ template <class T> T wrap_add(T a, T b) {
 }
 
 template <class T> std::vector<T> random_ints(std::size_t n) {
-    if constexpr (std::is_same_v<T, std::int32_t>) return random_vector<T>(n, -1000, 1000); // no overflow at 2^20
-    else if constexpr (std::is_same_v<T, std::int64_t>) return random_vector<T>(n, -(1ll << 40), 1ll << 40);
+    if constexpr (std::is_same_v<T, std::int32_t>)
+        return random_vector<T>(n, -1000, 1000); // no overflow at 2^20
+    else if constexpr (std::is_same_v<T, std::int64_t>)
+        return random_vector<T>(n, -(1ll << 40), 1ll << 40);
     else {
         std::vector<T> v(n); // the whole range: sums wrap modulo 2^32
-        for (auto& x : v) x = T(test::rng()());
+        for (auto& x : v)
+            x = T(test::rng()());
         return v;
     }
 }
@@ -64,7 +69,8 @@ template <class T> std::vector<T> random_ints(std::size_t n) {
 std::vector<std::uint8_t> random_flags(std::size_t n, double density) {
     std::vector<std::uint8_t> f(n);
     std::bernoulli_distribution d(density);
-    for (auto& x : f) x = d(test::rng()) ? 1 : 0;
+    for (auto& x : f)
+        x = d(test::rng()) ? 1 : 0;
     return f;
 }
 
@@ -116,7 +122,8 @@ TEST_CASE("Scans with other operators: max, a product modulo a prime, bitwise or
                                          "    return ((uint64_t)(mb * ma) << 32) | (uint32_t)(mb * ca + cb);\n"
                                          "}\n");
         auto compose = [](std::uint64_t a, std::uint64_t b) {
-            const auto ma = std::uint32_t(a >> 32), ca = std::uint32_t(a), mb = std::uint32_t(b >> 32), cb = std::uint32_t(b);
+            const auto ma = std::uint32_t(a >> 32), ca = std::uint32_t(a), mb = std::uint32_t(b >> 32),
+                       cb = std::uint32_t(b);
             return (std::uint64_t(std::uint32_t(mb * ma)) << 32) | std::uint32_t(mb * ca + cb);
         };
         for (const std::size_t n : {std::size_t(1), std::size_t(257), std::size_t(1023), std::size_t(100003)}) {
@@ -124,23 +131,29 @@ TEST_CASE("Scans with other operators: max, a product modulo a prime, bitwise or
             const auto hm = random_vector<std::int32_t>(n, -2000000000, 2000000000);
             auto m = to_device(ctx, hm);
             auto out = max.inclusive(m);
-            REQUIRE(out.get() == host_scan<std::int32_t>(hm, [](auto a, auto b) { return std::max(a, b); },
-                                                          std::numeric_limits<std::int32_t>::min(), true));
+            REQUIRE(out.get() == host_scan<std::int32_t>(
+                                     hm, [](auto a, auto b) { return std::max(a, b); },
+                                     std::numeric_limits<std::int32_t>::min(), true));
             max.exclusive(m, out);
-            REQUIRE(out.get() == host_scan<std::int32_t>(hm, [](auto a, auto b) { return std::max(a, b); },
-                                                          std::numeric_limits<std::int32_t>::min(), false));
+            REQUIRE(out.get() == host_scan<std::int32_t>(
+                                     hm, [](auto a, auto b) { return std::max(a, b); },
+                                     std::numeric_limits<std::int32_t>::min(), false));
 
             const auto hp = random_vector<std::int64_t>(n, 1, 1000002);
             REQUIRE(mulmod.inclusive(to_device(ctx, hp)).get() ==
-                    host_scan<std::int64_t>(hp, [](auto a, auto b) { return a * b % 1000003; }, 1, true));
+                    host_scan<std::int64_t>(
+                        hp, [](auto a, auto b) { return a * b % 1000003; }, 1, true));
 
             std::vector<std::uint32_t> hb(n);
-            for (auto& v : hb) v = std::uint32_t(1) << (test::rng()() % 32) | std::uint32_t(1) << (test::rng()() % 32);
+            for (auto& v : hb)
+                v = std::uint32_t(1) << (test::rng()() % 32) | std::uint32_t(1) << (test::rng()() % 32);
             REQUIRE(bitor_.exclusive(to_device(ctx, hb)).get() ==
-                    host_scan<std::uint32_t>(hb, [](auto a, auto b) { return a | b; }, 0, false));
+                    host_scan<std::uint32_t>(
+                        hb, [](auto a, auto b) { return a | b; }, 0, false));
 
             std::vector<std::uint64_t> ha(n);
-            for (auto& v : ha) v = test::rng()() | (std::uint64_t(1) << 32); // odd multipliers
+            for (auto& v : ha)
+                v = test::rng()() | (std::uint64_t(1) << 32); // odd multipliers
             REQUIRE(affine.inclusive(to_device(ctx, ha)).get() ==
                     host_scan<std::uint64_t>(ha, compose, std::uint64_t(1) << 32, true));
             REQUIRE(affine.exclusive(to_device(ctx, ha)).get() ==
@@ -164,7 +177,8 @@ TEST_CASE("Float sums are within a tolerance of the sequential sum, and the same
                     double ref = 0, mag = 0;
                     for (std::size_t i = 0; i < n; ++i) {
                         if (inclusive) ref += h[i], mag += std::abs(h[i]);
-                        if (std::abs(got[i] - ref) > tol * (mag + 1)) FAIL("element " << i << ": " << got[i] << " vs " << ref);
+                        if (std::abs(got[i] - ref) > tol * (mag + 1))
+                            FAIL("element " << i << ": " << got[i] << " vs " << ref);
                         if (!inclusive) ref += h[i], mag += std::abs(h[i]);
                     }
                     auto again = empty<T>(ctx, {n});
@@ -206,8 +220,9 @@ TEST_CASE("Segmented scans: random flags, a flag on the first element, on every 
                 std::vector<bool> hb(hf.begin(), hf.end());
                 auto ym = empty<std::int32_t>(ctx, {n});
                 max.inclusive(xm, ym, to_device(ctx, hb));
-                REQUIRE(ym.get() == host_scan<std::int32_t>(hm, [](auto a, auto b) { return std::max(a, b); },
-                                                            std::numeric_limits<std::int32_t>::min(), true, hf));
+                REQUIRE(ym.get() == host_scan<std::int32_t>(
+                                        hm, [](auto a, auto b) { return std::max(a, b); },
+                                        std::numeric_limits<std::int32_t>::min(), true, hf));
             }
         }
     }
@@ -221,7 +236,8 @@ TEST_CASE("cumsum has numpy's result types, flattens in C order, and takes views
         static_assert(std::is_same_v<decltype(c8), Array<std::int64_t>>);
         std::vector<std::int64_t> want(n);
         std::int64_t acc = 0;
-        for (std::size_t i = 0; i < n; ++i) want[i] = acc += h8[i];
+        for (std::size_t i = 0; i < n; ++i)
+            want[i] = acc += h8[i];
         CHECK(c8.get() == want);
 
         const auto hu = random_vector<std::uint16_t>(n, 0, 65535);
@@ -229,22 +245,26 @@ TEST_CASE("cumsum has numpy's result types, flattens in C order, and takes views
         static_assert(std::is_same_v<decltype(cu), Array<std::uint64_t>>);
         std::uint64_t uacc = 0;
         auto gu = cu.get();
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(gu[i] == (uacc += hu[i]));
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(gu[i] == (uacc += hu[i]));
 
         std::vector<bool> hb(n);
-        for (std::size_t i = 0; i < n; ++i) hb[i] = test::rng()() & 1;
+        for (std::size_t i = 0; i < n; ++i)
+            hb[i] = test::rng()() & 1;
         auto cb = cumsum(to_device(ctx, hb));
         static_assert(std::is_same_v<decltype(cb), Array<std::int64_t>>);
         acc = 0;
         auto gb = cb.get();
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(gb[i] == (acc += hb[i]));
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(gb[i] == (acc += hb[i]));
 
         const auto hf = random_vector<float>(n, -1, 1);
         auto cf = cumsum(to_device(ctx, hf));
         static_assert(std::is_same_v<decltype(cf), Array<float>>);
         double facc = 0;
         auto gf = cf.get();
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(gf[i] == Approx(facc += hf[i]).margin(1e-4));
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(gf[i] == Approx(facc += hf[i]).margin(1e-4));
 
         // 2-D, a strided view, an expression: flattened in C order, as numpy.cumsum(a).
         const auto h32 = random_vector<std::int32_t>(60 * 70, -100, 100);
@@ -253,20 +273,23 @@ TEST_CASE("cumsum has numpy's result types, flattens in C order, and takes views
         CHECK(c2.shape() == Shape{4200});
         std::vector<std::int64_t> w2(h32.size());
         acc = 0;
-        for (std::size_t i = 0; i < h32.size(); ++i) w2[i] = acc += h32[i];
+        for (std::size_t i = 0; i < h32.size(); ++i)
+            w2[i] = acc += h32[i];
         CHECK(c2.get() == w2);
         auto view = a(slice(1, {}, 3), slice({}, {}, -2)); // rows 1, 4, ..., columns reversed, every other
         auto cv = cumsum(view);
         std::vector<std::int64_t> wv;
         acc = 0;
         for (std::size_t r = 1; r < 60; r += 3)
-            for (std::int64_t c = 69; c >= 0; c -= 2) wv.push_back(acc += h32[r * 70 + std::size_t(c)]);
+            for (std::int64_t c = 69; c >= 0; c -= 2)
+                wv.push_back(acc += h32[r * 70 + std::size_t(c)]);
         CHECK(cv.get() == wv);
         auto ce = cumsum(a * 2 + 1);
         static_assert(std::is_same_v<decltype(ce), Array<std::int64_t>>);
         acc = 0;
         auto ge = ce.get();
-        for (std::size_t i = 0; i < h32.size(); ++i) REQUIRE(ge[i] == (acc += 2 * h32[i] + 1));
+        for (std::size_t i = 0; i < h32.size(); ++i)
+            REQUIRE(ge[i] == (acc += 2 * h32[i] + 1));
 
         CHECK(cumsum(empty<std::int16_t>(ctx, {0})).size() == 0);
     }
@@ -302,8 +325,10 @@ TEST_CASE("copy_if keeps the elements where the predicate holds, in order") {
                 auto count = copy_if(xi, to_device(ctx, hf), out);
                 REQUIRE(count.get()[0] == std::int64_t(want_i.size()));
                 auto got = out.get();
-                for (std::size_t i = 0; i < want_i.size(); ++i) REQUIRE(got[i] == want_i[i]);
-                for (std::size_t i = want_i.size(); i < n + 2; ++i) REQUIRE(got[i] == -7);
+                for (std::size_t i = 0; i < want_i.size(); ++i)
+                    REQUIRE(got[i] == want_i[i]);
+                for (std::size_t i = want_i.size(); i < n + 2; ++i)
+                    REQUIRE(got[i] == -7);
             }
         }
     }
@@ -342,7 +367,8 @@ TEST_CASE("Scans of views, in place, and over overlapping views") {
         x = to_device(ctx, h);
         sum.inclusive(x, y(slice(0, n)), flags(slice({}, {}, 2)));
         std::vector<std::uint8_t> every_other(n);
-        for (std::size_t i = 0; i < n; ++i) every_other[i] = hf[2 * i];
+        for (std::size_t i = 0; i < n; ++i)
+            every_other[i] = hf[2 * i];
         auto gy2 = y.get();
         CHECK(std::vector<std::int64_t>(gy2.begin(), gy2.begin() + std::ptrdiff_t(n)) ==
               host_scan<std::int64_t>(h, wrap_add<std::int64_t>, 0, true, every_other));
@@ -354,7 +380,8 @@ TEST_CASE("Scans of views, in place, and over overlapping views") {
 TEST_CASE("Both kinds of tile, and many levels of tile totals (tiny tiles), segmented and not") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         // 1x2 at 140001: more than 2^16 work-groups, launched in rows.
-        for (const char* tile : {"256x8s", "16x256d", "4x2s", "4x2d", "2x1s", "1x3d", "1x2s", "1x2d", "64x5s", "32x3d"}) {
+        for (const char* tile :
+             {"256x8s", "16x256d", "4x2s", "4x2d", "2x1s", "1x3d", "1x2s", "1x2d", "64x5s", "32x3d"}) {
             ScopedEnv env("XGPU_SCAN_TILE", tile);
             ScanKernel<std::int64_t> sum(ctx, "a + b", "0");
             for (const std::size_t n : {std::size_t(1), std::size_t(9), std::size_t(4097), std::size_t(140001)}) {

@@ -50,18 +50,21 @@ constexpr DType cumsum_type(DType t) {
 }
 ScanOp sum_op(const Context& ctx, DType type);
 
-template <class E> NodePtr scan_node(const E& e) { return node_of(e, operand_dtype<E>()); }
+template <class E> NodePtr scan_node(const E& e) {
+    return node_of(e, operand_dtype<E>());
+}
 template <class F>
-concept ScanFlags = ArrayLike<F> && (dtype_v<typename std::remove_cvref_t<F>::value_type> == DType::bool_ ||
-                                     is_integer(dtype_v<typename std::remove_cvref_t<F>::value_type>));
+concept ScanFlags = ArrayLike<F> &&(dtype_v<typename std::remove_cvref_t<F>::value_type> == DType::bool_ ||
+                                    is_integer(dtype_v<typename std::remove_cvref_t<F>::value_type>));
 template <class F> ArrayDesc flags_desc(const F& f) {
-    if constexpr (requires { f.desc(); }) return f.desc();
-    else return Array<typename F::value_type>(f).desc(); // an expression: evaluated first
+    if constexpr (requires { f.desc(); })
+        return f.desc();
+    else
+        return Array<typename F::value_type>(f).desc(); // an expression: evaluated first
 }
 } // namespace detail
 
-template <Element T>
-class ScanKernel {
+template <Element T> class ScanKernel {
 public:
     // `op`: an associative expression of a and b (type T); `neutral`: an expression with
     // op(neutral, x) == x; `preamble`: device code the operator may call.

@@ -33,7 +33,8 @@ struct TileShape {
 
 std::size_t floor_pow2(std::size_t v) {
     std::size_t p = 1;
-    while (p * 2 <= v) p *= 2;
+    while (p * 2 <= v)
+        p *= 2;
     return p;
 }
 
@@ -64,8 +65,10 @@ TileShape tile_shape(const Context& ctx, DType type, bool segmented) {
     std::size_t limit = d.local_memory ? std::size_t(d.local_memory) : 32768;
     if (d.backend == "cuda") limit = std::min<std::size_t>(limit, 48 * 1024);
     auto bytes = [&] { return ((staged ? wg * k : 0) + wg) * (size + flag); };
-    while (bytes() > limit && k > 1) k /= 2;
-    while (bytes() > limit && wg > 2) wg /= 2; // a tile of one would never shrink the totals
+    while (bytes() > limit && k > 1)
+        k /= 2;
+    while (bytes() > limit && wg > 2)
+        wg /= 2; // a tile of one would never shrink the totals
     return {unsigned(wg), unsigned(k), staged};
 }
 
@@ -109,33 +112,35 @@ TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
     if (staged) {
         t.locals = "    XGPU_LOCAL XGPU_SCAN_T xgpu_loc[XGPU_SCAN_TILE];\n"
                    "    XGPU_LOCAL uint8_t xgpu_lf[XGPU_SCAN_SEGMENTED ? XGPU_SCAN_TILE : 1];\n";
-        t.reduce = fmt::format("    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
-                               "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
-                               "        if (xgpu_k < xgpu_cnt) {{\n"
-                               "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
-                               "{}"
-                               "            xgpu_loc[xgpu_k] = {};\n"
-                               "{}"
-                               "        }}\n"
-                               "    }}\n"
-                               "    XGPU_LOCAL_BARRIER();\n"
-                               "    xgpu_scan_runs(xgpu_loc, xgpu_lf, xgpu_part, xgpu_pf, xgpu_l, xgpu_cnt);\n",
-                               body, c.input, segmented ? fmt::format("            xgpu_lf[xgpu_k] = {};\n", start) : "");
-        t.finish = fmt::format("    if (xgpu_have) xgpu_scan_complete(xgpu_loc, xgpu_lf, xgpu_l, xgpu_fcnt, xgpu_acc);\n"
-                               "    XGPU_LOCAL_BARRIER();\n"
-                               "    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
-                               "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
-                               "        if (xgpu_k < xgpu_fcnt) {{\n"
-                               "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
-                               "            const XGPU_SCAN_T item = xgpu_loc[xgpu_k];\n"
-                               "            const XGPU_SCAN_T prev_item = xgpu_scan_prev(xgpu_loc, xgpu_lf, xgpu_k, xgpu_hc, "
-                               "xgpu_carry);\n"
-                               "            (void)item;\n"
-                               "            (void)prev_item;\n"
-                               "            {}\n"
-                               "        }}\n"
-                               "    }}\n",
-                               c.output);
+        t.reduce =
+            fmt::format("    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
+                        "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
+                        "        if (xgpu_k < xgpu_cnt) {{\n"
+                        "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
+                        "{}"
+                        "            xgpu_loc[xgpu_k] = {};\n"
+                        "{}"
+                        "        }}\n"
+                        "    }}\n"
+                        "    XGPU_LOCAL_BARRIER();\n"
+                        "    xgpu_scan_runs(xgpu_loc, xgpu_lf, xgpu_part, xgpu_pf, xgpu_l, xgpu_cnt);\n",
+                        body, c.input, segmented ? fmt::format("            xgpu_lf[xgpu_k] = {};\n", start) : "");
+        t.finish =
+            fmt::format("    if (xgpu_have) xgpu_scan_complete(xgpu_loc, xgpu_lf, xgpu_l, xgpu_fcnt, xgpu_acc);\n"
+                        "    XGPU_LOCAL_BARRIER();\n"
+                        "    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
+                        "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
+                        "        if (xgpu_k < xgpu_fcnt) {{\n"
+                        "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
+                        "            const XGPU_SCAN_T item = xgpu_loc[xgpu_k];\n"
+                        "            const XGPU_SCAN_T prev_item = xgpu_scan_prev(xgpu_loc, xgpu_lf, xgpu_k, xgpu_hc, "
+                        "xgpu_carry);\n"
+                        "            (void)item;\n"
+                        "            (void)prev_item;\n"
+                        "            {}\n"
+                        "        }}\n"
+                        "    }}\n",
+                        c.output);
         return t;
     }
     // Work-item l's run is xgpu_m elements from xgpu_r. One element of it: its index i, value
@@ -153,7 +158,8 @@ TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
                                             segmented ? fmt::format("            xgpu_s = {};\n", start) : "");
     const char* unless_start = segmented ? " && !xgpu_s" : "";
     t.reduce = fmt::format("    const uint32_t xgpu_r = xgpu_l * XGPU_SCAN_K;\n"
-                           "    const uint32_t xgpu_m = xgpu_r >= xgpu_cnt ? 0 : xgpu_cnt - xgpu_r < XGPU_SCAN_K ? xgpu_cnt - xgpu_r : XGPU_SCAN_K;\n"
+                           "    const uint32_t xgpu_m = xgpu_r >= xgpu_cnt ? 0 : xgpu_cnt - xgpu_r < XGPU_SCAN_K ? "
+                           "xgpu_cnt - xgpu_r : XGPU_SCAN_K;\n"
                            "    XGPU_SCAN_T xgpu_run = xgpu_scan_neutral();\n"
                            "    uint8_t xgpu_f = 0;\n"
                            "    for (uint32_t xgpu_j = 0; xgpu_j < xgpu_m; ++xgpu_j) {{\n"
@@ -199,7 +205,8 @@ std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const 
         "    const uint64_t xgpu_t0 = xgpu_g * XGPU_SCAN_TILE;\n"
         "    const uint32_t xgpu_l = (uint32_t)XGPU_LOCAL_ID(0);\n"
         "    /* elements in this tile: none in the padding of a 2-D launch */\n"
-        "    const uint32_t xgpu_cnt = xgpu_t0 >= xgpu_n ? 0 : xgpu_n - xgpu_t0 < XGPU_SCAN_TILE ? (uint32_t)(xgpu_n - xgpu_t0) : XGPU_SCAN_TILE;\n"
+        "    const uint32_t xgpu_cnt = xgpu_t0 >= xgpu_n ? 0 : xgpu_n - xgpu_t0 < XGPU_SCAN_TILE ? (uint32_t)(xgpu_n - "
+        "xgpu_t0) : XGPU_SCAN_TILE;\n"
         "{reduce}"
         "    xgpu_scan_group(xgpu_part, xgpu_pf, xgpu_l);\n"
         "    if (!xgpu_final && xgpu_cnt > 0 && xgpu_l == (xgpu_cnt - 1) / XGPU_SCAN_K) {{ /* the tile's total */\n"
@@ -225,7 +232,8 @@ std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const 
 
 // The scanned tile totals: read, and written back in place (inclusive).
 ScanCode totals_code() {
-    return {"totals", "XGPU_GLOBAL XGPU_SCAN_T* xgpu_tv, XGPU_GLOBAL const uint8_t* xgpu_tf", "", "xgpu_tv[i]",
+    return {"totals",     "XGPU_GLOBAL XGPU_SCAN_T* xgpu_tv, XGPU_GLOBAL const uint8_t* xgpu_tf",
+            "",           "xgpu_tv[i]",
             "xgpu_tf[i]", "xgpu_tv[i] = item;"};
 }
 
@@ -238,9 +246,9 @@ void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, Ti
     // Past 2^16 work-groups, rows of 2^16 (CUDA's grid is 2^31 x 65535; some OpenCL drivers
     // mishandle 1-D ranges past 2^31 work-items); the last row's extra groups return at once.
     const std::uint64_t row = std::uint64_t(1) << 16;
-    const Grid grid = groups <= row ? Grid{Range(std::size_t(groups) * ts.wg), Range(ts.wg)}
-                                    : Grid{Range(std::size_t(row) * ts.wg, std::size_t((groups + row - 1) / row)),
-                                           Range(ts.wg, 1)};
+    const Grid grid =
+        groups <= row ? Grid{Range(std::size_t(groups) * ts.wg), Range(ts.wg)}
+                      : Grid{Range(std::size_t(row) * ts.wg, std::size_t((groups + row - 1) / row)), Range(ts.wg, 1)};
     k.launch_args(ctx.queue(), grid, args);
 }
 
@@ -250,10 +258,11 @@ void run(const ScanOp& op, bool segmented, const ScanCode& code, const std::vect
     const Context& ctx = op.ctx;
     const TileShape ts = tile_shape(ctx, op.type, segmented);
     const std::uint64_t tile = std::uint64_t(ts.wg) * ts.k, groups = (n + tile - 1) / tile;
-    const std::string key = fmt::format("scan|{}|{}|{}x{}{}|{}|{}:{}|{}:{}|{}", int(op.type), int(segmented), ts.wg, ts.k,
-                                        ts.staged ? 's' : 'd',
-                                        code.key, op.op.size(), op.op, op.neutral.size(), op.neutral, op.preamble);
-    const Kernel k = generated_kernel(ctx, key, [&] { return kernel_source(op, segmented, ts, code); }, "xgpu_scan");
+    const std::string key =
+        fmt::format("scan|{}|{}|{}x{}{}|{}|{}:{}|{}:{}|{}", int(op.type), int(segmented), ts.wg, ts.k,
+                    ts.staged ? 's' : 'd', code.key, op.op.size(), op.op, op.neutral.size(), op.neutral, op.preamble);
+    const Kernel k = generated_kernel(
+        ctx, key, [&] { return kernel_source(op, segmented, ts, code); }, "xgpu_scan");
     const std::size_t size = info(op.type).size;
     if (groups == 1) {
         const Buffer unused = ctx.pool().allocate(size);
@@ -286,7 +295,8 @@ bool unsafe_overlap(const ArrayDesc& a, const Shape& shape, const ArrayDesc& out
     const std::size_t sa = info(a.dtype).size, so = info(out.dtype).size;
     const auto [alo, ahi] = extent(a);
     const auto [olo, ohi] = extent(out);
-    return std::int64_t((ahi + 1) * sa) > std::int64_t(olo * so) && std::int64_t((ohi + 1) * so) > std::int64_t(alo * sa);
+    return std::int64_t((ahi + 1) * sa) > std::int64_t(olo * so) &&
+           std::int64_t((ohi + 1) * so) > std::int64_t(alo * sa);
 }
 
 bool any_unsafe_overlap(const Node& n, const Shape& shape, const ArrayDesc& out) {
@@ -331,12 +341,15 @@ void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDes
         throw ShapeError(fmt::format("xgpu: scan: the input has shape {} ({} elements), the output {} ({} elements)",
                                      to_string(shape), n, to_string(out.shape), out.size()));
     if (flags && flags->size() != n)
-        throw ShapeError(fmt::format("xgpu: scan: the input has shape {} ({} elements), the segment flags {} ({} elements)",
-                                     to_string(shape), n, to_string(flags->shape), flags->size()));
+        throw ShapeError(
+            fmt::format("xgpu: scan: the input has shape {} ({} elements), the segment flags {} ({} elements)",
+                        to_string(shape), n, to_string(flags->shape), flags->size()));
     if (flags && !(flags->dtype == DType::bool_ || is_integer(flags->dtype)))
-        throw InvalidArgument(fmt::format("xgpu: scan: segment flags must be bool or integers, not {}", name(flags->dtype)));
+        throw InvalidArgument(
+            fmt::format("xgpu: scan: segment flags must be bool or integers, not {}", name(flags->dtype)));
     if (out.dtype != op.type)
-        throw InvalidArgument(fmt::format("xgpu: scan: a {} scan cannot write a {} array", name(op.type), name(out.dtype)));
+        throw InvalidArgument(
+            fmt::format("xgpu: scan: a {} scan cannot write a {} array", name(op.type), name(out.dtype)));
     require_fp64(ctx, op.type);
     if (n == 0) return;
 
@@ -361,7 +374,8 @@ void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDes
     ScanCode c;
     c.key = fmt::format("scan|{}|{}|{}", inclusive ? "inclusive" : "exclusive", flags ? int(f.dtype) : -1, m.key);
     c.params = fmt::format("{}, XGPU_GLOBAL {}* xgpu_out, const int64_t xgpu_out_o", m.params, T);
-    if (flags) c.params += fmt::format(", XGPU_GLOBAL const {}* xgpu_fl, const int64_t xgpu_fl_o", info(f.dtype).device_name);
+    if (flags)
+        c.params += fmt::format(", XGPU_GLOBAL const {}* xgpu_fl, const int64_t xgpu_fl_o", info(f.dtype).device_name);
     c.input_body = m.body;
     c.input = convert_code(m.result, m.type, op.type);
     c.start = "xgpu_fl[xgpu_fl_o + i]";
@@ -390,10 +404,11 @@ void copy_if(const ArrayDesc& x_in, const Node& pred, const ArrayDesc& out, cons
         throw ShapeError(fmt::format("xgpu: copy_if: the predicate has shape {}, the array {}", to_string(shape),
                                      to_string(x_in.shape)));
     if (kind(pred.type) == Kind::complex)
-        throw InvalidArgument(fmt::format("xgpu: copy_if: the predicate must be bool or real, not {}", name(pred.type)));
+        throw InvalidArgument(
+            fmt::format("xgpu: copy_if: the predicate must be bool or real, not {}", name(pred.type)));
     if (out.dtype != x_in.dtype)
-        throw InvalidArgument(fmt::format("xgpu: copy_if: {} elements cannot go to a {} array", name(x_in.dtype),
-                                          name(out.dtype)));
+        throw InvalidArgument(
+            fmt::format("xgpu: copy_if: {} elements cannot go to a {} array", name(x_in.dtype), name(out.dtype)));
     if (!out.is_c_contiguous())
         throw InvalidArgument("xgpu: copy_if: the output is a non-contiguous view; pass a contiguous array");
     require_fp64(ctx, x_in.dtype);
@@ -423,8 +438,9 @@ void copy_if(const ArrayDesc& x_in, const Node& pred, const ArrayDesc& out, cons
                            m.params, T, T);
     c.input_body = m.body;
     c.input = fmt::format("(int64_t)({} != 0)", m.result);
-    c.output = "if (item != prev_item && prev_item < xgpu_out_n) xgpu_out[xgpu_out_o + prev_item] = xgpu_x[xgpu_x_o + i];"
-               " if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;";
+    c.output =
+        "if (item != prev_item && prev_item < xgpu_out_n) xgpu_out[xgpu_out_o + prev_item] = xgpu_x[xgpu_x_o + i];"
+        " if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;";
 
     std::vector<KernelArg> args;
     std::vector<std::int64_t> ints;
