@@ -4,18 +4,18 @@
 //
 //   array-bench [--n N] [--reps N]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include <chrono>
 #include <xgpu/array.hpp>
 #include <xgpu/random.hpp>
 #include <xgpu/reduction.hpp>
-#include <chrono>
 
 namespace {
 
@@ -27,7 +27,8 @@ double median(std::vector<double> v) {
 // Median GB/s of `work`, which moves `bytes` bytes.
 double measure(const xgpu::Context& ctx, double bytes, int reps, const std::function<void()>& work) {
     auto q = ctx.queue();
-    for (int r = 0; r < 3; ++r) work(); // warm-up: compile, pool, caches
+    for (int r = 0; r < 3; ++r)
+        work(); // warm-up: compile, pool, caches
     std::vector<double> gbs;
     for (int r = 0; r < reps; ++r) {
         auto e0 = q.marker();
@@ -44,12 +45,16 @@ int main(int argc, char** argv) try {
     std::size_t n = 0;
     int reps = 21;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--n")) n = std::strtoull(argv[i + 1], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+        if (!std::strcmp(argv[i], "--n"))
+            n = std::strtoull(argv[i + 1], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--reps"))
+            reps = std::atoi(argv[i + 1]);
     }
     auto ctx = xgpu::Context::from_env();
     const auto& dev = ctx.device().info();
-    if (!n) n = std::size_t(std::min<std::uint64_t>({std::uint64_t(1) << 27, dev.max_allocation / 8, dev.global_memory / 48}));
+    if (!n)
+        n = std::size_t(
+            std::min<std::uint64_t>({std::uint64_t(1) << 27, dev.max_allocation / 8, dev.global_memory / 48}));
     std::printf("array-bench: %s on %s, n = %zu (2^%.1f)\n\n| work | GB/s |\n|---|---|\n", ctx.backend().c_str(),
                 dev.name.c_str(), n, std::log2(double(n)));
 
@@ -85,13 +90,16 @@ int main(int argc, char** argv) try {
             std::printf("| dot %s | %.0f |\n", t, measure(ctx, 2 * size * double(n), reps, [&] { xgpu::dot(x, y); }));
             std::printf("| norm %s | %.0f |\n", t, measure(ctx, size * double(n), reps, [&] { xgpu::norm(x); }));
         };
-        if (f32) run(gen.uniform<float>({n}), gen.uniform<float>({n}), 4);
-        else run(gen.uniform<double>({n}), gen.uniform<double>({n}), 8);
+        if (f32)
+            run(gen.uniform<float>({n}), gen.uniform<float>({n}), 4);
+        else
+            run(gen.uniform<double>({n}), gen.uniform<double>({n}), 8);
     }
     {
         // Latency: a 1e4-element dot with the result read on the host, wall time.
         auto x = gen.uniform<double>({10000}), y = gen.uniform<double>({10000});
-        for (int r = 0; r < 20; ++r) xgpu::dot(x, y).get();
+        for (int r = 0; r < 20; ++r)
+            xgpu::dot(x, y).get();
         std::vector<double> us;
         for (int r = 0; r < 201; ++r) {
             const auto t0 = std::chrono::steady_clock::now();

@@ -26,7 +26,9 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 std::string unique_tag() {
     static std::mt19937_64 rng{std::random_device{}()};
@@ -43,7 +45,9 @@ XGPU_KERNEL void copy_f64(XGPU_GLOBAL const double* XGPU_RESTRICT src, XGPU_GLOB
 }
 )";
 
-void row(const char* what, double value, const char* unit) { std::printf("| %s | %.3g %s |\n", what, value, unit); }
+void row(const char* what, double value, const char* unit) {
+    std::printf("| %s | %.3g %s |\n", what, value, unit);
+}
 
 } // namespace
 
@@ -51,8 +55,10 @@ int main(int argc, char** argv) try {
     std::size_t size_mib = 0;
     int reps = 21;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--size-mib")) size_mib = std::strtoull(argv[i + 1], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+        if (!std::strcmp(argv[i], "--size-mib"))
+            size_mib = std::strtoull(argv[i + 1], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--reps"))
+            reps = std::atoi(argv[i + 1]);
         else {
             std::fprintf(stderr, "usage: xgpu-bench [--size-mib N] [--reps N]\n");
             return 2;
@@ -74,7 +80,8 @@ int main(int argc, char** argv) try {
         for (int r = 0; r < reps + 2; ++r) {
             q.finish();
             const auto t0 = Clock::now();
-            for (int i = 0; i < batch; ++i) k.launch(q, xgpu::Grid{32, 32}, buf);
+            for (int i = 0; i < batch; ++i)
+                k.launch(q, xgpu::Grid{32, 32}, buf);
             q.finish();
             if (r >= 2) per_launch_us.push_back(ms_since(t0) * 1e3 / batch); // first two are warm-up
         }
@@ -118,14 +125,15 @@ int main(int argc, char** argv) try {
     // Copy bandwidth: a queue copy and a one-element-per-work-item kernel copy, f64.
     {
         std::size_t bytes = size_mib ? size_mib << 20
-                                     : std::size_t(std::min<std::uint64_t>({std::uint64_t(1) << 30, dev.max_allocation,
-                                                                            dev.global_memory / 4}));
+                                     : std::size_t(std::min<std::uint64_t>(
+                                           {std::uint64_t(1) << 30, dev.max_allocation, dev.global_memory / 4}));
         bytes = bytes / 4096 * 4096;
         auto a = ctx.alloc(bytes), b = ctx.alloc(bytes);
         std::vector<double> init(bytes / 8);
         std::mt19937_64 rng(42);
         std::uniform_real_distribution<double> u(-1, 1);
-        for (auto& v : init) v = u(rng); // never time zeros
+        for (auto& v : init)
+            v = u(rng); // never time zeros
         q.write(a, init.data(), bytes);
         const double counted = 2.0 * double(bytes); // read once, written once
 

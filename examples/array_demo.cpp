@@ -9,8 +9,8 @@ int main() try {
     auto ctx = xgpu::Context::from_env();    // XGPU_BACKEND, XGPU_DEVICE
     auto x = xgpu::arange<double>(ctx, 1e6); // numpy-like device arrays
     auto y = xgpu::zeros<double>(ctx, {1000000});
-    y = 2.0 * x + sin(x);                    // ONE generated kernel, no temporaries
-    double s = xgpu::dot(x, y).get();        // a device scalar, read on demand
+    y = 2.0 * x + sin(x);             // ONE generated kernel, no temporaries
+    double s = xgpu::dot(x, y).get(); // a device scalar, read on demand
 
     auto k = ctx.compile(R"(
         XGPU_KERNEL void twice(XGPU_GLOBAL double* a, const uint64_t n) {

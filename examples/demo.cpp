@@ -17,7 +17,8 @@ static void print(const char* title, const std::vector<float>& a) {
     std::printf("%s\n", title);
     for (int r = 0; r < 4; ++r) {
         std::printf("  [");
-        for (int c = 0; c < 4; ++c) std::printf(" %10.6f", a[r * 4 + c]);
+        for (int c = 0; c < 4; ++c)
+            std::printf(" %10.6f", a[r * 4 + c]);
         std::printf(" ]\n");
     }
 }
@@ -29,7 +30,8 @@ int main() try {
     std::mt19937 rng(std::random_device{}());
     std::normal_distribution<float> normal;
     std::vector<float> a(16);
-    for (auto& v : a) v = normal(rng);
+    for (auto& v : a)
+        v = normal(rng);
 
     auto q = ctx.queue();
     auto a_gpu = ctx.alloc(a.size() * sizeof(float));

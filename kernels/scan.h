@@ -11,6 +11,10 @@
  * for -0.0) leaves no trace. Flags live beside values: `pf` for run totals, `lf` for a tile in
  * local memory; without segments they are never read. */
 #define XGPU_SCAN_TILE (XGPU_SCAN_WG * XGPU_SCAN_K)
+/* Where a staged tile keeps its element k: a spare slot after each run of K, so that the work-items
+ * of a warp, each at the same place in its own run, fall in different banks of local memory. */
+#define XGPU_SCAN_AT(k) ((k) + (k) / XGPU_SCAN_K)
+#define XGPU_SCAN_STAGE_SIZE (XGPU_SCAN_TILE + XGPU_SCAN_WG)
 
 /* Scans the run totals part[0 .. WG-1] (with their flags pf) inclusively, in place: Hillis-Steele,
  * log2(WG) steps. Opens with the barrier that makes every work-item's part[l] visible. */
@@ -72,16 +76,16 @@ XGPU_DEVICE_FN void xgpu_scan_runs(XGPU_LOCAL_PTR(XGPU_SCAN_T) loc, XGPU_LOCAL_P
     for (uint32_t j = 0; j < XGPU_SCAN_K; ++j) {
         const uint32_t k = l * XGPU_SCAN_K + j;
         if (k >= cnt) break;
-        const XGPU_SCAN_T v = loc[k];
+        const XGPU_SCAN_T v = loc[XGPU_SCAN_AT(k)];
 #if XGPU_SCAN_SEGMENTED
-        const uint8_t s = lf[k];
+        const uint8_t s = lf[XGPU_SCAN_AT(k)];
         acc = (have && !s) ? xgpu_scan_op(acc, v) : v;
         f |= s;
 #else
         acc = have ? xgpu_scan_op(acc, v) : v;
 #endif
         have = 1;
-        loc[k] = acc;
+        loc[XGPU_SCAN_AT(k)] = acc;
     }
     part[l] = acc;
 #if XGPU_SCAN_SEGMENTED
@@ -103,9 +107,9 @@ XGPU_DEVICE_FN void xgpu_scan_complete(XGPU_LOCAL_PTR(XGPU_SCAN_T) loc, XGPU_LOC
         const uint32_t k = l * XGPU_SCAN_K + j;
         if (k >= cnt) break;
 #if XGPU_SCAN_SEGMENTED
-        if (lf[k]) break;
+        if (lf[XGPU_SCAN_AT(k)]) break;
 #endif
-        loc[k] = xgpu_scan_op(p, loc[k]);
+        loc[XGPU_SCAN_AT(k)] = xgpu_scan_op(p, loc[XGPU_SCAN_AT(k)]);
     }
 }
 
@@ -114,10 +118,10 @@ XGPU_DEVICE_FN void xgpu_scan_complete(XGPU_LOCAL_PTR(XGPU_SCAN_T) loc, XGPU_LOC
 XGPU_DEVICE_FN XGPU_SCAN_T xgpu_scan_prev(XGPU_LOCAL_PTR(XGPU_SCAN_T) loc, XGPU_LOCAL_PTR(uint8_t) lf, const uint32_t k,
                                           const int has_carry, const XGPU_SCAN_T carry) {
 #if XGPU_SCAN_SEGMENTED
-    if (lf[k]) return xgpu_scan_neutral();
+    if (lf[XGPU_SCAN_AT(k)]) return xgpu_scan_neutral();
 #else
     (void)lf;
 #endif
     if (k == 0) return has_carry ? carry : xgpu_scan_neutral();
-    return loc[k - 1];
+    return loc[XGPU_SCAN_AT(k - 1)];
 }

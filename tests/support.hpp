@@ -16,15 +16,16 @@ const std::vector<Context>& contexts();
 // A random generator seeded afresh each run; the seed is printed when a check fails.
 std::mt19937_64& rng();
 
-template <class T>
-std::vector<T> random_vector(std::size_t n, T lo, T hi) {
+template <class T> std::vector<T> random_vector(std::size_t n, T lo, T hi) {
     std::vector<T> v(n);
     if constexpr (std::is_floating_point_v<T>) {
         std::uniform_real_distribution<T> d(lo, hi);
-        for (auto& x : v) x = d(rng());
+        for (auto& x : v)
+            x = d(rng());
     } else {
         std::uniform_int_distribution<long long> d(lo, hi);
-        for (auto& x : v) x = T(d(rng()));
+        for (auto& x : v)
+            x = T(d(rng()));
     }
     return v;
 }

@@ -10,8 +10,8 @@
 #include "support.hpp"
 
 using namespace xgpu;
-using test::random_vector;
 using Catch::Matchers::Contains;
+using test::random_vector;
 
 namespace {
 
@@ -20,24 +20,38 @@ using AllTypes = std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::
 
 // numpy.promote_types for the types above, in that order (generated with numpy 2.4).
 const char* const numpy_promote[13][13] = {
-    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128"},
-    {"int8", "int8", "int16", "int32", "int64", "int16", "int32", "int64", "float64", "float32", "float64", "complex64", "complex128"},
-    {"int16", "int16", "int16", "int32", "int64", "int16", "int32", "int64", "float64", "float32", "float64", "complex64", "complex128"},
-    {"int32", "int32", "int32", "int32", "int64", "int32", "int32", "int64", "float64", "float64", "float64", "complex128", "complex128"},
-    {"int64", "int64", "int64", "int64", "int64", "int64", "int64", "int64", "float64", "float64", "float64", "complex128", "complex128"},
-    {"uint8", "int16", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128"},
-    {"uint16", "int32", "int32", "int32", "int64", "uint16", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128"},
-    {"uint32", "int64", "int64", "int64", "int64", "uint32", "uint32", "uint32", "uint64", "float64", "float64", "complex128", "complex128"},
-    {"uint64", "float64", "float64", "float64", "float64", "uint64", "uint64", "uint64", "uint64", "float64", "float64", "complex128", "complex128"},
-    {"float32", "float32", "float32", "float64", "float64", "float32", "float32", "float64", "float64", "float32", "float64", "complex64", "complex128"},
-    {"float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "complex128", "complex128"},
-    {"complex64", "complex64", "complex64", "complex128", "complex128", "complex64", "complex64", "complex128", "complex128", "complex64", "complex128", "complex64", "complex128"},
-    {"complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128"},
+    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+     "complex64", "complex128"},
+    {"int8", "int8", "int16", "int32", "int64", "int16", "int32", "int64", "float64", "float32", "float64", "complex64",
+     "complex128"},
+    {"int16", "int16", "int16", "int32", "int64", "int16", "int32", "int64", "float64", "float32", "float64",
+     "complex64", "complex128"},
+    {"int32", "int32", "int32", "int32", "int64", "int32", "int32", "int64", "float64", "float64", "float64",
+     "complex128", "complex128"},
+    {"int64", "int64", "int64", "int64", "int64", "int64", "int64", "int64", "float64", "float64", "float64",
+     "complex128", "complex128"},
+    {"uint8", "int16", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+     "complex64", "complex128"},
+    {"uint16", "int32", "int32", "int32", "int64", "uint16", "uint16", "uint32", "uint64", "float32", "float64",
+     "complex64", "complex128"},
+    {"uint32", "int64", "int64", "int64", "int64", "uint32", "uint32", "uint32", "uint64", "float64", "float64",
+     "complex128", "complex128"},
+    {"uint64", "float64", "float64", "float64", "float64", "uint64", "uint64", "uint64", "uint64", "float64", "float64",
+     "complex128", "complex128"},
+    {"float32", "float32", "float32", "float64", "float64", "float32", "float32", "float64", "float64", "float32",
+     "float64", "complex64", "complex128"},
+    {"float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64", "float64",
+     "float64", "complex128", "complex128"},
+    {"complex64", "complex64", "complex64", "complex128", "complex128", "complex64", "complex64", "complex128",
+     "complex128", "complex64", "complex128", "complex64", "complex128"},
+    {"complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128", "complex128",
+     "complex128", "complex128", "complex128", "complex128", "complex128"},
 };
 
 // True division (numpy 2.4): integers and bool divide to float64; others keep the promoted type.
 const char* numpy_true_divide(const std::string& promoted) {
-    if (promoted == "float32" || promoted == "complex64" || promoted == "complex128") return promoted == "float32" ? "float32" : promoted == "complex64" ? "complex64" : "complex128";
+    if (promoted == "float32" || promoted == "complex64" || promoted == "complex128")
+        return promoted == "float32" ? "float32" : promoted == "complex64" ? "complex64" : "complex128";
     return "float64";
 }
 
@@ -45,17 +59,22 @@ template <class T> constexpr bool is_complex_v = !std::is_arithmetic_v<T>;
 
 // Host conversion with numpy's casting (complex to real drops the imaginary part).
 template <class To, class From> To host_cast(const From& v) {
-    if constexpr (is_complex_v<To> && is_complex_v<From>) return To(typename To::value_type(v.real()), typename To::value_type(v.imag()));
-    else if constexpr (is_complex_v<To>) return To(typename To::value_type(v), 0);
-    else if constexpr (is_complex_v<From>) return static_cast<To>(v.real());
-    else return static_cast<To>(v);
+    if constexpr (is_complex_v<To> && is_complex_v<From>)
+        return To(typename To::value_type(v.real()), typename To::value_type(v.imag()));
+    else if constexpr (is_complex_v<To>)
+        return To(typename To::value_type(v), 0);
+    else if constexpr (is_complex_v<From>)
+        return static_cast<To>(v.real());
+    else
+        return static_cast<To>(v);
 }
 
 template <class T> std::vector<T> random_values(std::size_t n, bool nonzero) {
     std::vector<T> v(n);
     auto& g = test::rng();
     for (auto&& x : v) {
-        if constexpr (std::is_same_v<T, bool>) x = (g() & 1) || nonzero;
+        if constexpr (std::is_same_v<T, bool>)
+            x = (g() & 1) || nonzero;
         else if constexpr (is_complex_v<T>) {
             std::uniform_real_distribution<typename T::value_type> d(0.5, 20);
             x = T(d(g), d(g) * ((g() & 1) ? 1 : -1));
@@ -79,10 +98,13 @@ template <class T> bool close(const T& got, const T& want) {
     else if constexpr (std::is_floating_point_v<T>) {
         if (std::isnan(want)) return std::isnan(got);
         return std::fabs(got - want) <= (sizeof(T) == 4 ? 3e-6 : 1e-13) * std::max<T>(1, std::fabs(want));
-    } else return got == want;
+    } else
+        return got == want;
 }
 
-template <class T> std::vector<T> get(const Array<T>& a) { return a.get(); }
+template <class T> std::vector<T> get(const Array<T>& a) {
+    return a.get();
+}
 
 template <class A, class B> void check_pair(const Context& ctx, std::size_t ia, std::size_t ib) {
     using R = typename decltype(std::declval<Array<A>>() + std::declval<Array<B>>())::value_type;
@@ -99,8 +121,10 @@ template <class A, class B> void check_pair(const Context& ctx, std::size_t ia, 
     const auto got = sum.get();
     for (std::size_t i = 0; i < n; ++i) {
         R want;
-        if constexpr (std::is_same_v<R, bool>) want = ha[i] || hb[i];
-        else want = host_cast<R>(host_cast<R>(ha[i]) + host_cast<R>(hb[i]));
+        if constexpr (std::is_same_v<R, bool>)
+            want = ha[i] || hb[i];
+        else
+            want = host_cast<R>(host_cast<R>(ha[i]) + host_cast<R>(hb[i]));
         REQUIRE(close(got[i], want));
     }
     if constexpr (!std::is_same_v<R, bool>) {
@@ -112,8 +136,10 @@ template <class A, class B> void check_pair(const Context& ctx, std::size_t ia, 
             for (std::size_t i = 0; i < n; ++i) {
                 REQUIRE(close(gp[i], host_cast<R>(host_cast<R>(ha[i]) * host_cast<R>(hb[i]))));
                 const D want = host_cast<D>(ha[i]) / host_cast<D>(hb[i]);
-                if constexpr (is_complex_v<D>) REQUIRE(std::abs(gq[i] - want) <= 1e-5 * std::abs(want));
-                else REQUIRE(std::fabs(gq[i] - want) <= 1e-5 * std::fabs(want));
+                if constexpr (is_complex_v<D>)
+                    REQUIRE(std::abs(gq[i] - want) <= 1e-5 * std::abs(want));
+                else
+                    REQUIRE(std::fabs(gq[i] - want) <= 1e-5 * std::fabs(want));
             }
         }
     }
@@ -137,13 +163,16 @@ TEST_CASE("binary operations over every pair of types: numpy's result types and 
     static_assert(std::is_same_v<decltype(std::declval<Array<float>>() * 2.0)::value_type, float>);
     static_assert(std::is_same_v<decltype(std::declval<Array<std::int8_t>>() + 1000)::value_type, std::int8_t>);
     static_assert(std::is_same_v<decltype(std::declval<Array<std::int32_t>>() * 2.5)::value_type, double>);
-    static_assert(std::is_same_v<decltype(std::declval<Array<float>>() * std::complex<double>(1, 1))::value_type, std::complex<float>>);
+    static_assert(std::is_same_v<decltype(std::declval<Array<float>>() * std::complex<double>(1, 1))::value_type,
+                                 std::complex<float>>);
     static_assert(std::is_same_v<decltype(std::declval<Array<std::int32_t>>() / 2)::value_type, double>);
     static_assert(std::is_same_v<decltype(sin(std::declval<Array<std::int16_t>>()))::value_type, float>);
     static_assert(std::is_same_v<decltype(sin(std::declval<Array<std::int32_t>>()))::value_type, double>);
     static_assert(std::is_same_v<decltype(abs(std::declval<Array<std::complex<float>>>()))::value_type, float>);
     static_assert(std::is_same_v<decltype(std::declval<Array<double>>() < 1)::value_type, bool>);
-    XGPU_FOR_EACH_CONTEXT(ctx) { pairs_from<0, 0>(ctx); }
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        pairs_from<0, 0>(ctx);
+    }
 }
 
 TEST_CASE("a five-array expression is one kernel launch, and new scalars reuse it") {
@@ -166,7 +195,8 @@ TEST_CASE("a five-array expression is one kernel launch, and new scalars reuse i
                 const auto got = out.get();
                 for (std::size_t i = 0; i < n; ++i)
                     REQUIRE(got[i] == Approx(s * h[0][i] * h[1][i] + h[2][i] / (1.0f + h[3][i] * h[3][i]) -
-                                             std::max(h[4][i], 0.0f)).margin(1e-5));
+                                             std::max(h[4][i], 0.0f))
+                                          .margin(1e-5));
             }
             // Compound assignment is one launch too.
             const auto before = ctx.launch_count();
@@ -197,16 +227,19 @@ TEST_CASE("random slices of 1-D and 2-D arrays, C and F order, negative steps") 
                 return step > 0 ? std::clamp<std::int64_t>(k, 0, n) : std::clamp<std::int64_t>(k, -1, n - 1);
             };
             const std::int64_t s0 = norm(start, step > 0 ? 0 : n - 1), s1 = norm(stop, step > 0 ? n : -1);
-            for (std::int64_t i = s0; step > 0 ? i < s1 : i > s1; i += step) want.push_back(h[std::size_t(i)]);
+            for (std::int64_t i = s0; step > 0 ? i < s1 : i > s1; i += step)
+                want.push_back(h[std::size_t(i)]);
             INFO("n " << n << " slice " << (start ? std::to_string(*start) : "None") << ":"
                       << (stop ? std::to_string(*stop) : "None") << ":" << step);
             REQUIRE(v.size() == want.size());
             CHECK(v.get() == want);
             // Write through the view, then read the whole array.
             auto hw = h;
-            for (std::size_t k = 0, i = std::size_t(s0); k < want.size(); ++k, i += std::size_t(step)) hw[i] = -7 - std::int32_t(k);
+            for (std::size_t k = 0, i = std::size_t(s0); k < want.size(); ++k, i += std::size_t(step))
+                hw[i] = -7 - std::int32_t(k);
             std::vector<std::int32_t> vals(want.size());
-            for (std::size_t k = 0; k < vals.size(); ++k) vals[k] = -7 - std::int32_t(k);
+            for (std::size_t k = 0; k < vals.size(); ++k)
+                vals[k] = -7 - std::int32_t(k);
             v.set(vals);
             CHECK(a.get() == hw);
         }
@@ -220,18 +253,21 @@ TEST_CASE("random slices of 1-D and 2-D arrays, C and F order, negative steps") 
             auto v = a(slice(5, 0, -2), slice(1, {}, 3));
             std::vector<double> want;
             for (std::size_t i : {5, 3, 1})
-                for (std::size_t j = 1; j < c; j += 3) want.push_back(h[i * c + j]);
+                for (std::size_t j = 1; j < c; j += 3)
+                    want.push_back(h[i * c + j]);
             CHECK(v.shape() == Shape{3, 3});
             CHECK(v.get() == want);
             Array<double> w = v * 2.0 + a(slice(0, 3), slice(0, 3)); // strided + strided into new
             std::vector<double> wh(9);
             for (std::size_t i = 0; i < 3; ++i)
-                for (std::size_t j = 0; j < 3; ++j) wh[i * 3 + j] = want[i * 3 + j] * 2.0 + h[i * c + j];
+                for (std::size_t j = 0; j < 3; ++j)
+                    wh[i * 3 + j] = want[i * 3 + j] * 2.0 + h[i * c + j];
             CHECK(w.get() == wh);
             auto t = a.transpose();
             auto th = t.get();
             for (std::size_t i = 0; i < r; ++i)
-                for (std::size_t j = 0; j < c; ++j) REQUIRE(th[j * r + i] == h[i * c + j]);
+                for (std::size_t j = 0; j < c; ++j)
+                    REQUIRE(th[j * r + i] == h[i * c + j]);
             CHECK(a(3).get() == std::vector<double>(h.begin() + 3 * c, h.begin() + 4 * c));
         }
     }
@@ -241,7 +277,8 @@ TEST_CASE("reshape, ravel, copy, astype, arange, full and broadcasting") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         auto a = arange<std::int32_t>(ctx, 24);
         std::vector<std::int32_t> h(24);
-        for (int i = 0; i < 24; ++i) h[std::size_t(i)] = i;
+        for (int i = 0; i < 24; ++i)
+            h[std::size_t(i)] = i;
         CHECK(a.get() == h);
         auto m = a.reshape({2, 3, 4});
         CHECK(m.shape() == Shape{2, 3, 4});
@@ -251,7 +288,8 @@ TEST_CASE("reshape, ravel, copy, astype, arange, full and broadcasting") {
         std::vector<std::int32_t> want;
         for (int k = 0; k < 4; ++k)
             for (int i = 0; i < 2; ++i)
-                for (int j = 0; j < 3; ++j) want.push_back(i * 12 + j * 4 + k);
+                for (int j = 0; j < 3; ++j)
+                    want.push_back(i * 12 + j * 4 + k);
         CHECK(flat.get() == want);
         auto f = t.astype<float>();
         CHECK(f.get() == std::vector<float>(want.begin(), want.end()));
@@ -267,7 +305,8 @@ TEST_CASE("reshape, ravel, copy, astype, arange, full and broadcasting") {
         CHECK(grid.shape() == Shape{3, 4});
         std::vector<float> gw;
         for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 4; ++j) gw.push_back(float(j * 10 + i));
+            for (int j = 0; j < 4; ++j)
+                gw.push_back(float(j * 10 + i));
         CHECK(grid.get() == gw);
         // A 0-d array broadcasts.
         auto s = full<float>(ctx, {}, 2.5f);
@@ -288,29 +327,35 @@ TEST_CASE("math functions, comparisons, where and NaN propagation against the ho
             const auto g = got.get();
             for (std::size_t i = 0; i < n; ++i) {
                 const double w = f(i);
-                if (std::isnan(w)) REQUIRE(std::isnan(g[i]));
-                else REQUIRE(std::fabs(g[i] - w) <= tol * std::max(1.0, std::fabs(w)));
+                if (std::isnan(w))
+                    REQUIRE(std::isnan(g[i]));
+                else
+                    REQUIRE(std::fabs(g[i] - w) <= tol * std::max(1.0, std::fabs(w)));
             }
         };
-        check(sin(x) + cos(y) * tan(x), [&](std::size_t i) { return std::sin(hx[i]) + std::cos(hy[i]) * std::tan(hx[i]); });
-        check(asin(x) + acos(x) + atan(y), [&](std::size_t i) { return std::asin(hx[i]) + std::acos(hx[i]) + std::atan(hy[i]); });
+        check(sin(x) + cos(y) * tan(x),
+              [&](std::size_t i) { return std::sin(hx[i]) + std::cos(hy[i]) * std::tan(hx[i]); });
+        check(asin(x) + acos(x) + atan(y),
+              [&](std::size_t i) { return std::asin(hx[i]) + std::acos(hx[i]) + std::atan(hy[i]); });
         check(sinh(y) - cosh(x) + tanh(y) + asinh(y) + atanh(x) + acosh(x + 1.0), [&](std::size_t i) {
-            return std::sinh(hy[i]) - std::cosh(hx[i]) + std::tanh(hy[i]) + std::asinh(hy[i]) + std::atanh(hx[i]) + std::acosh(hx[i] + 1);
+            return std::sinh(hy[i]) - std::cosh(hx[i]) + std::tanh(hy[i]) + std::asinh(hy[i]) + std::atanh(hx[i]) +
+                   std::acosh(hx[i] + 1);
         });
         check(exp(y) + exp2(y) + expm1(x) + log(x) + log2(x) + log10(x) + log1p(x), [&](std::size_t i) {
             return std::exp(hy[i]) + std::exp2(hy[i]) + std::expm1(hx[i]) + std::log(hx[i]) + std::log2(hx[i]) +
                    std::log10(hx[i]) + std::log1p(hx[i]);
         });
         check(sqrt(x) + cbrt(y) + pow(x, y) + fabs(y) + hypot(x, y) + atan2(y, x), [&](std::size_t i) {
-            return std::sqrt(hx[i]) + std::cbrt(hy[i]) + std::pow(hx[i], hy[i]) + std::fabs(hy[i]) + std::hypot(hx[i], hy[i]) +
-                   std::atan2(hy[i], hx[i]);
+            return std::sqrt(hx[i]) + std::cbrt(hy[i]) + std::pow(hx[i], hy[i]) + std::fabs(hy[i]) +
+                   std::hypot(hx[i], hy[i]) + std::atan2(hy[i], hx[i]);
         });
         check(floor(y) + ceil(y) + round(y * 4.0) + trunc(y) + fmod(y, x) + y % x, [&](std::size_t i) {
             const double m = std::fmod(hy[i], hx[i]);
             const double floor_mod = (m != 0 && ((m < 0) != (hx[i] < 0))) ? m + hx[i] : m;
             return std::floor(hy[i]) + std::ceil(hy[i]) + std::nearbyint(hy[i] * 4) + std::trunc(hy[i]) + m + floor_mod;
         });
-        check(erf(y) + erfc(y), [&](std::size_t i) { return std::erf(hy[i]) + std::erfc(hy[i]); }, 1e-10);
+        check(
+            erf(y) + erfc(y), [&](std::size_t i) { return std::erf(hy[i]) + std::erfc(hy[i]); }, 1e-10);
         // NaN propagates through maximum/minimum as numpy's; where picks per element.
         check(maximum(y, 0.0) + minimum(y, x), [&](std::size_t i) {
             if (std::isnan(hy[i])) return std::nan("");
@@ -319,7 +364,8 @@ TEST_CASE("math functions, comparisons, where and NaN propagation against the ho
         check(where(y > x, y, -x * 2.0), [&](std::size_t i) { return hy[i] > hx[i] ? hy[i] : -hx[i] * 2; });
         Array<bool> nan = isnan(y) || (y == 2.0);
         const auto nb = nan.get();
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(nb[i] == (std::isnan(hy[i]) || hy[i] == 2.0));
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(nb[i] == (std::isnan(hy[i]) || hy[i] == 2.0));
         // Integer semantics: floor modulo with the divisor's sign, x % 0 == 0, integer powers.
         auto hi = random_vector<std::int32_t>(n, -100, 100), hj = random_vector<std::int32_t>(n, -7, 7);
         auto ii = to_device(ctx, hi), jj = to_device(ctx, hj);
@@ -382,7 +428,8 @@ TEST_CASE("printing as numpy prints") {
         CHECK(str(arange<float>(ctx, 2000.0f)) == "[0.000e+00 1.000e+00 2.000e+00 ... 1.997e+03 1.998e+03 1.999e+03]");
         Array<bool> b = arange<std::int32_t>(ctx, 3) > 0;
         CHECK(str(b) == "[False  True  True]");
-        CHECK(str(to_device<std::complex<float>>(ctx, std::vector<std::complex<float>>{{1, 2}, {3.5f, -1}})) == "[1. +2.j 3.5-1.j]");
+        CHECK(str(to_device<std::complex<float>>(ctx, std::vector<std::complex<float>>{{1, 2}, {3.5f, -1}})) ==
+              "[1. +2.j 3.5-1.j]");
     }
 }
 
@@ -422,7 +469,8 @@ TEST_CASE("more than 2^31 elements are indexed correctly") {
         Array<std::uint8_t> b = a + std::uint8_t(1);
         auto tail = b(slice(std::int64_t(n) - 600, {}));
         const auto got = tail.get();
-        for (std::size_t k = 0; k < got.size(); ++k) REQUIRE(got[k] == std::uint8_t((n - 600 + k + 1) % 256));
+        for (std::size_t k = 0; k < got.size(); ++k)
+            REQUIRE(got[k] == std::uint8_t((n - 600 + k + 1) % 256));
         CHECK(b(std::int64_t((std::size_t(1) << 31) + 5)).get()[0] == std::uint8_t(((std::size_t(1) << 31) + 6) % 256));
     }
 }

@@ -44,14 +44,18 @@ std::string probe(const std::string& backend, const std::string& tag) {
     REQUIRE(p);
     char line[4096] = {0};
     std::string out;
-    while (std::fgets(line, sizeof line, p)) out += line;
+    while (std::fgets(line, sizeof line, p))
+        out += line;
     ::pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
+    while (!out.empty() && out.back() == '\n')
+        out.pop_back();
     return out;
 }
 
 // A fresh context on the same device: its memory cache is empty, so hits come from disk.
-Context fresh(const Context& ctx) { return Context::create(ctx.device()); }
+Context fresh(const Context& ctx) {
+    return Context::create(ctx.device());
+}
 
 const char* source = "XGPU_KERNEL void fill7(XGPU_GLOBAL int32_t* a) { a[XGPU_GLOBAL_ID(0)] = 7 + K; }\n";
 
@@ -70,7 +74,8 @@ TEST_CASE("a second process loads the program from disk without compiling") {
     // child while the parent held a context on it.
     const char* env = std::getenv("XGPU_BACKEND");
     std::vector<std::string> names;
-    if (env && *env && std::string(env) != "auto") names.push_back(env);
+    if (env && *env && std::string(env) != "auto")
+        names.push_back(env);
     else
         for (const auto& b : backends())
             if (b.available) names.push_back(b.name);
@@ -93,9 +98,9 @@ TEST_CASE("a change of source, option or define misses the cache") {
         auto c = fresh(ctx);
         CHECK(c.compile(source, {"-DK=1"}).origin() == ProgramOrigin::disk_cache);
         CHECK(run_fill7(c.compile(source, {"-DK=1"}), c) == 8);
-        CHECK(fresh(ctx).compile(source, {"-DK=2"}).origin() == ProgramOrigin::compiled); // define
+        CHECK(fresh(ctx).compile(source, {"-DK=2"}).origin() == ProgramOrigin::compiled);                    // define
         CHECK(fresh(ctx).compile(std::string(source) + " ", {"-DK=1"}).origin() == ProgramOrigin::compiled); // source
-        CHECK(fresh(ctx).compile(source, {"-DK=1", "-DUNUSED"}).origin() == ProgramOrigin::compiled); // option
+        CHECK(fresh(ctx).compile(source, {"-DK=1", "-DUNUSED"}).origin() == ProgramOrigin::compiled);        // option
         CHECK(fresh(ctx).compile_native(fresh(ctx).preamble() + "\n#line 1\n" + source, {"-DK=1"}).origin() ==
               ProgramOrigin::disk_cache); // the same full text is the same entry
         CHECK(cache.entries().size() == 4);

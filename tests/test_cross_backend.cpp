@@ -11,7 +11,8 @@ using xgpu::test::random_vector;
 
 namespace {
 std::string lower(std::string s) {
-    for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : s)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
 } // namespace
@@ -20,7 +21,8 @@ TEST_CASE("CUDA and OpenCL agree on the same GPU") {
     std::vector<Device> cuda, opencl;
     for (const auto& b : backends()) {
         if (!b.available) continue;
-        for (const auto& d : b.devices) (b.name == "cuda" ? cuda : opencl).push_back(d);
+        for (const auto& d : b.devices)
+            (b.name == "cuda" ? cuda : opencl).push_back(d);
     }
     const Device* pair[2] = {nullptr, nullptr};
     for (const auto& c : cuda)

@@ -22,7 +22,8 @@ TEST_CASE("fixed-width types have their sizes and signedness") {
         std::int32_t got[13];
         ctx.queue().read(d, got, sizeof got);
         const std::int32_t want[13] = {1, 1, 2, 2, 4, 4, 8, 8, 1, 1, 1, 1, 1};
-        for (int i = 0; i < 13; ++i) CHECK(got[i] == want[i]);
+        for (int i = 0; i < 13; ++i)
+            CHECK(got[i] == want[i]);
     }
 }
 
@@ -84,15 +85,17 @@ TEST_CASE("double precision where the device has it") {
         ctx.compile(src).kernel("dpoly").launch(q, Grid{n}, dx, dy, c);
         std::vector<double> y(n);
         q.read(dy, y.data(), n * 8);
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(y[i] == Approx(std::sqrt(x[i] * x[i] + c)).epsilon(1e-14));
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(y[i] == Approx(std::sqrt(x[i] * x[i] + c)).epsilon(1e-14));
     }
 }
 
 TEST_CASE("native source compiles without the dialect") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const bool cuda = ctx.backend() == "cuda";
-        const std::string src = cuda ? "extern \"C\" __global__ void neg(int* a) { a[threadIdx.x] = -a[threadIdx.x]; }"
-                                     : "__kernel void neg(__global int* a) { a[get_global_id(0)] = -a[get_global_id(0)]; }";
+        const std::string src =
+            cuda ? "extern \"C\" __global__ void neg(int* a) { a[threadIdx.x] = -a[threadIdx.x]; }"
+                 : "__kernel void neg(__global int* a) { a[get_global_id(0)] = -a[get_global_id(0)]; }";
         CHECK(ctx.preamble().find(cuda ? "XGPU_BACKEND_CUDA" : "XGPU_BACKEND_OPENCL") != std::string::npos);
         const auto v = random_vector<std::int32_t>(32, -100, 100);
         auto d = ctx.alloc(128);
@@ -100,6 +103,7 @@ TEST_CASE("native source compiles without the dialect") {
         ctx.compile_native(src).kernel("neg").launch(ctx.queue(), Grid{32, 32}, d);
         std::vector<std::int32_t> got(32);
         ctx.queue().read(d, got.data(), 128);
-        for (int i = 0; i < 32; ++i) REQUIRE(got[i] == -v[i]);
+        for (int i = 0; i < 32; ++i)
+            REQUIRE(got[i] == -v[i]);
     }
 }

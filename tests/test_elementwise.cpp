@@ -4,8 +4,8 @@
 #include "support.hpp"
 
 using namespace xgpu;
-using test::random_vector;
 using Catch::Matchers::Contains;
+using test::random_vector;
 
 TEST_CASE("ElementwiseKernel computes a linear combination, over views at their offset") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
@@ -17,12 +17,14 @@ TEST_CASE("ElementwiseKernel computes a linear combination, over views at their 
         auto z = empty<float>(ctx, {n});
         lin(2.5f, x, -1.5f, y, z);
         auto gz = z.get();
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(gz[i] == Approx(2.5f * hx[i] - 1.5f * hy[i]).margin(1e-5));
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(gz[i] == Approx(2.5f * hx[i] - 1.5f * hy[i]).margin(1e-5));
         // Views at an offset: elements 100.. of x and 7.. of y into 1000.. of z.
         auto zv = z(slice(1000, 3000));
         lin(1.0f, x(slice(100, 2100)), 2.0f, y(slice(7, 2007)), zv);
         gz = z.get();
-        for (std::size_t k = 0; k < 2000; ++k) REQUIRE(gz[1000 + k] == Approx(hx[100 + k] + 2.0f * hy[7 + k]).margin(1e-5));
+        for (std::size_t k = 0; k < 2000; ++k)
+            REQUIRE(gz[1000 + k] == Approx(hx[100 + k] + 2.0f * hy[7 + k]).margin(1e-5));
         CHECK(gz[999] == Approx(2.5f * hx[999] - 1.5f * hy[999]).margin(1e-5));
         CHECK(gz[3000] == Approx(2.5f * hx[3000] - 1.5f * hy[3000]).margin(1e-5));
     }
@@ -35,7 +37,8 @@ TEST_CASE("ElementwiseKernel over a range, with a preamble and integer arguments
         auto out = full<std::int32_t>(ctx, {100}, -1);
         k(slice(10, 90, 4), out, std::int32_t(3));
         const auto got = out.get();
-        for (int i = 0; i < 100; ++i) REQUIRE(got[std::size_t(i)] == ((i >= 10 && i < 90 && (i - 10) % 4 == 0) ? 3 * i * i : -1));
+        for (int i = 0; i < 100; ++i)
+            REQUIRE(got[std::size_t(i)] == ((i >= 10 && i < 90 && (i - 10) % 4 == 0) ? 3 * i * i : -1));
     }
 }
 

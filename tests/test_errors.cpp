@@ -119,7 +119,9 @@ TEST_CASE("empty handles throw instead of crashing") {
     CHECK_THROWS_AS(Queue().finish(), InvalidArgument);
     CHECK_THROWS_AS(Event().wait(), InvalidArgument);
     CHECK_THROWS_AS(Program().kernel("x"), InvalidArgument);
-    XGPU_FOR_EACH_CONTEXT(ctx) { CHECK_THROWS_AS(ctx.queue().write(Buffer(), "x", 1), InvalidArgument); }
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        CHECK_THROWS_AS(ctx.queue().write(Buffer(), "x", 1), InvalidArgument);
+    }
 }
 
 TEST_CASE("zero-size buffers and transfers are valid") {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
-#include <numeric>
 #include <limits>
+#include <numeric>
 #include <tuple>
 
 #include <xgpu/reduction.hpp>
@@ -13,13 +13,13 @@
 #include "support.hpp"
 
 using namespace xgpu;
-using test::random_vector;
 using Catch::Matchers::Contains;
+using test::random_vector;
 
 namespace {
 
-const std::vector<std::size_t> sizes = {0,    1,    2,    3,    4,    5,    6,    7,    31,    32,         33,
-                                        127,  128,  129,  255,  256,  257,  1023, 1024,  1025, 15391, (1u << 20) + 5};
+const std::vector<std::size_t> sizes = {0,   1,   2,   3,   4,   5,   6,    7,    31,   32,    33,
+                                        127, 128, 129, 255, 256, 257, 1023, 1024, 1025, 15391, (1u << 20) + 5};
 
 template <class T> constexpr bool is_complex_v = !std::is_arithmetic_v<T>;
 
@@ -27,7 +27,8 @@ template <class T> std::vector<T> values(std::size_t n) {
     std::vector<T> v(n);
     auto& g = test::rng();
     for (auto&& x : v) {
-        if constexpr (std::is_same_v<T, bool>) x = g() & 1;
+        if constexpr (std::is_same_v<T, bool>)
+            x = g() & 1;
         else if constexpr (is_complex_v<T>) {
             std::uniform_real_distribution<typename T::value_type> d(-1, 1);
             x = T(d(g), d(g));
@@ -45,22 +46,27 @@ template <class T> std::vector<T> values(std::size_t n) {
 template <class R, class T> R host_sum(const std::vector<T>& v) {
     if constexpr (is_complex_v<R>) {
         std::complex<long double> s = 0;
-        for (const auto& x : v) s += std::complex<long double>(x.real(), x.imag());
+        for (const auto& x : v)
+            s += std::complex<long double>(x.real(), x.imag());
         return R(typename R::value_type(s.real()), typename R::value_type(s.imag()));
     } else if constexpr (std::is_floating_point_v<R>) {
         long double s = 0;
-        for (const auto& x : v) s += x;
+        for (const auto& x : v)
+            s += x;
         return R(s);
     } else {
         R s = 0;
-        for (const auto& x : v) s = R(s + R(x));
+        for (const auto& x : v)
+            s = R(s + R(x));
         return s;
     }
 }
 
 template <class T> double magnitude(const T& x) {
-    if constexpr (is_complex_v<T>) return std::abs(std::complex<double>(x.real(), x.imag()));
-    else return std::fabs(double(x));
+    if constexpr (is_complex_v<T>)
+        return std::abs(std::complex<double>(x.real(), x.imag()));
+    else
+        return std::fabs(double(x));
 }
 
 template <class R> void check_close(const R& got, const R& want, double scale, std::size_t n) {
@@ -81,7 +87,8 @@ template <class T> void sums_and_dots(const Context& ctx) {
         const auto h = values<T>(n), h2 = values<T>(n);
         auto x = to_device(ctx, h), y = to_device(ctx, h2);
         double scale = 0;
-        for (const auto& v : h) scale += magnitude(v);
+        for (const auto& v : h)
+            scale += magnitude(v);
         check_close<S>(sum(x).get(), host_sum<S>(h), scale, n);
         if constexpr (!std::is_same_v<T, bool>) {
             using D = typename decltype(dot(x, y))::value_type;
@@ -112,7 +119,9 @@ TEST_CASE("sum and dot of many sizes for every numeric type") {
     static_assert(std::is_same_v<decltype(sum(std::declval<Array<std::uint16_t>>()))::value_type, std::uint64_t>);
     static_assert(std::is_same_v<decltype(sum(std::declval<Array<float>>()))::value_type, float>);
     static_assert(std::is_same_v<decltype(norm(std::declval<Array<std::int32_t>>()))::value_type, double>);
-    XGPU_FOR_EACH_CONTEXT(ctx) { all_types(ctx); }
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        all_types(ctx);
+    }
 }
 
 TEST_CASE("min, max, argmin, argmax exact, with NaN as numpy; any and all") {
@@ -165,7 +174,8 @@ TEST_CASE("norms, vdot, views and fused expressions") {
             si = std::max<long double>(si, std::fabs(h[i]));
             sxy += (long double)(h[i] + 1) * (g[i] * 2);
         }
-        for (std::size_t i = 0; i < n; i += 3) sv += h[i];
+        for (std::size_t i = 0; i < n; i += 3)
+            sv += h[i];
         CHECK(norm(x).get() == Approx(std::sqrt(double(s2))).epsilon(1e-13));
         CHECK(norm(x, 1).get() == Approx(double(s1)).epsilon(1e-13));
         CHECK(norm(x, std::numeric_limits<double>::infinity()).get() == double(si));
@@ -186,9 +196,9 @@ TEST_CASE("norms, vdot, views and fused expressions") {
         }
         const C got = vdot(to_device(ctx, ca), to_device(ctx, cb)).get();
         CHECK(std::abs(got - want) <= 1e-12 * std::abs(want));
-        CHECK(norm(to_device(ctx, ca)).get() == Approx(std::sqrt(std::real(std::inner_product(
-                                                    ca.begin(), ca.end(), ca.begin(), C(0), std::plus<>(),
-                                                    [](C a, C b) { return std::conj(a) * b; })))));
+        CHECK(norm(to_device(ctx, ca)).get() ==
+              Approx(std::sqrt(std::real(std::inner_product(ca.begin(), ca.end(), ca.begin(), C(0), std::plus<>(),
+                                                            [](C a, C b) { return std::conj(a) * b; })))));
     }
 }
 
@@ -196,12 +206,14 @@ TEST_CASE("device scalars feed later expressions without a host round trip") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const auto h = random_vector<float>(4096, 0.5f, 2.0f);
         auto x = to_device(ctx, h);
-        auto nrm = norm(x);       // on the device
+        auto nrm = norm(x);          // on the device
         Array<float> unit = x / nrm; // broadcasts the 0-d result
         double s = 0;
-        for (float v : h) s += double(v) * v;
+        for (float v : h)
+            s += double(v) * v;
         const auto u = unit.get();
-        for (std::size_t i = 0; i < h.size(); ++i) REQUIRE(u[i] == Approx(h[i] / std::sqrt(s)).epsilon(1e-5));
+        for (std::size_t i = 0; i < h.size(); ++i)
+            REQUIRE(u[i] == Approx(h[i] / std::sqrt(s)).epsilon(1e-5));
         CHECK(norm(unit).get() == Approx(1.0f).epsilon(1e-5));
         float async = 0;
         sum(x).get_async(async).wait();
@@ -217,7 +229,8 @@ TEST_CASE("reductions are deterministic, and float32 sums stay within numpy's pa
         const float a = sum(x).get(), b = sum(x).get();
         CHECK(std::memcmp(&a, &b, sizeof a) == 0);
         long double exact = 0;
-        for (float v : h) exact += v;
+        for (float v : h)
+            exact += v;
         // numpy's pairwise summation: error within about (128 + log2 n) * eps * sum|x|.
         const double bound = (128 + 24) * 5.96e-8 * double(exact);
         CHECK(std::fabs(double(a) - double(exact)) <= bound);
@@ -253,18 +266,21 @@ TEST_CASE("reductions along one axis of 2-D arrays") {
 
 TEST_CASE("ReductionKernel as PyOpenCL's") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        ReductionKernel<std::int64_t> dotk(ctx, "0", "a + b", "(int64_t)x[i] * y[i]", "const int32_t* x, const int32_t* y",
-                                           "int_dot");
+        ReductionKernel<std::int64_t> dotk(ctx, "0", "a + b", "(int64_t)x[i] * y[i]",
+                                           "const int32_t* x, const int32_t* y", "int_dot");
         for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(123457)}) {
-            const auto hx = random_vector<std::int32_t>(n, -50000, 50000), hy = random_vector<std::int32_t>(n, -50000, 50000);
+            const auto hx = random_vector<std::int32_t>(n, -50000, 50000),
+                       hy = random_vector<std::int32_t>(n, -50000, 50000);
             std::int64_t want = 0;
-            for (std::size_t i = 0; i < n; ++i) want += std::int64_t(hx[i]) * hy[i];
+            for (std::size_t i = 0; i < n; ++i)
+                want += std::int64_t(hx[i]) * hy[i];
             CHECK(dotk(to_device(ctx, hx), to_device(ctx, hy)).get() == want);
         }
-        ReductionKernel<std::uint32_t> maxk(ctx, "0", "a > b ? a : b", "(uint32_t)(i * 7919u % 10007u)", "const uint32_t unused",
-                                            "max_of_index");
+        ReductionKernel<std::uint32_t> maxk(ctx, "0", "a > b ? a : b", "(uint32_t)(i * 7919u % 10007u)",
+                                            "const uint32_t unused", "max_of_index");
         std::uint32_t want = 0;
-        for (std::uint32_t i = 0; i < 50000; ++i) want = std::max(want, i * 7919u % 10007u);
+        for (std::uint32_t i = 0; i < 50000; ++i)
+            want = std::max(want, i * 7919u % 10007u);
         CHECK(maxk.over(50000, std::uint32_t(0)).get() == want);
         CHECK_THROWS_AS(dotk(to_device(ctx, std::vector<float>{1.0f}), to_device(ctx, std::vector<float>{1.0f})),
                         InvalidArgument);

@@ -29,7 +29,8 @@ TEST_CASE("write and read round trip, blocking and asynchronous") {
             auto e2 = q.read_async(buf, back2.data(), n * 4);
             e2.wait();
             CHECK(e1.is_complete());
-            for (std::size_t i = 0; i < n; ++i) REQUIRE(back2[i] == (i < half ? host[i] : more[i - half]));
+            for (std::size_t i = 0; i < n; ++i)
+                REQUIRE(back2[i] == (i < half ? host[i] : more[i - half]));
         }
     }
 }
@@ -66,7 +67,8 @@ TEST_CASE("fill with every pattern size") {
             const std::size_t offset = p * 3, len = bytes - p * 5; // leaves both ends alone
             q.fill(buf, pattern.data(), p, len, offset).wait();
             std::vector<std::uint8_t> got(bytes), want = base;
-            for (std::size_t i = 0; i < len; ++i) want[offset + i] = pattern[i % p];
+            for (std::size_t i = 0; i < len; ++i)
+                want[offset + i] = pattern[i % p];
             q.read(buf, got.data(), bytes);
             INFO("pattern size " << p);
             CHECK(got == want);
@@ -104,10 +106,11 @@ TEST_CASE("kernels take buffers and typed scalars") {
         const params_t p{test::random_vector<float>(1, -2, 2)[0], int(test::random_vector<int>(1, -5, 5)[0])};
         auto dx = ctx.alloc(n * 4), dy = ctx.alloc(n * 4);
         q.write(dx, x.data(), n * 4);
-        k.launch(q, Grid{n}, dy, dx, a, b, n, p);                  // the backend picks the work-group
+        k.launch(q, Grid{n}, dy, dx, a, b, n, p); // the backend picks the work-group
         std::vector<float> y(n);
         q.read(dy, y.data(), n * 4);
-        for (std::uint32_t i = 0; i < n; ++i) REQUIRE(y[i] == Approx(p.scale * (a * x[i] + float(b)) + float(p.shift)));
+        for (std::uint32_t i = 0; i < n; ++i)
+            REQUIRE(y[i] == Approx(p.scale * (a * x[i] + float(b)) + float(p.shift)));
 
         k.launch(q, Grid{((n + 63) / 64) * 64, 64}, dy, dx, 1.0f, std::int64_t(0), n, params_t{1.0f, 0});
         q.read(dy, y.data(), n * 4);
@@ -133,7 +136,8 @@ TEST_CASE("2-D and 3-D ranges give every work-item its ids") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         auto q = ctx.queue();
         auto k = ctx.compile(src).kernel("ids");
-        for (const Grid& g : {Grid{Range(48, 20), Range(16, 4)}, Grid{Range(8, 6, 10), Range(4, 2, 5)}, Grid{Range(30, 7)}}) {
+        for (const Grid& g :
+             {Grid{Range(48, 20), Range(16, 4)}, Grid{Range(8, 6, 10), Range(4, 2, 5)}, Grid{Range(30, 7)}}) {
             const std::size_t n = g.global.total();
             auto out = ctx.alloc(n * 16);
             k.launch(q, g, out);
@@ -195,7 +199,8 @@ TEST_CASE("local memory: static arrays, local parameters and barriers") {
         prog.kernel("reverse_groups").launch(q, Grid{n, lw}, fin, fout, Local{lw * 4}, Local{lw * 4});
         std::vector<float> got(n);
         q.read(fout, got.data(), n * 4);
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(got[i] == f[(i / lw) * lw + (lw - 1 - i % lw)]);
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(got[i] == f[(i / lw) * lw + (lw - 1 - i % lw)]);
     }
 }
 
@@ -213,9 +218,11 @@ TEST_CASE("events time work and queues are independent") {
         q1.write(da, a.data(), n * 4);
         q2.write(db, b.data(), n * 4);
         auto start = q1.marker();
-        for (int r = 0; r < 5; ++r) k.launch(q1, Grid{n}, da);
+        for (int r = 0; r < 5; ++r)
+            k.launch(q1, Grid{n}, da);
         auto stop = q1.marker();
-        for (int r = 0; r < 3; ++r) k.launch(q2, Grid{n}, db);
+        for (int r = 0; r < 3; ++r)
+            k.launch(q2, Grid{n}, db);
         q2.finish();
         stop.wait();
         CHECK(stop.is_complete());
@@ -232,8 +239,8 @@ TEST_CASE("events time work and queues are independent") {
 
 TEST_CASE("the in-memory cache returns the same kernel objects") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        const std::string src = "XGPU_KERNEL void noop(XGPU_GLOBAL int32_t* a) { (void)a; }\n// " +
-                                std::to_string(test::rng()());
+        const std::string src =
+            "XGPU_KERNEL void noop(XGPU_GLOBAL int32_t* a) { (void)a; }\n// " + std::to_string(test::rng()());
         auto p1 = ctx.compile(src);
         auto p2 = ctx.compile(src);
         CHECK(p2.origin() == ProgramOrigin::memory_cache);
@@ -266,7 +273,8 @@ TEST_CASE("contexts coexist in one process") {
         if (b.available) ctxs.push_back(Context::create(b.name));
     REQUIRE(!ctxs.empty());
     ctxs.push_back(Context::create(ctxs.front().device()));
-    static const char* src = "XGPU_KERNEL void sq(XGPU_GLOBAL float* a) { size_t i = XGPU_GLOBAL_ID(0); a[i] = a[i] * a[i]; }";
+    static const char* src =
+        "XGPU_KERNEL void sq(XGPU_GLOBAL float* a) { size_t i = XGPU_GLOBAL_ID(0); a[i] = a[i] * a[i]; }";
     const std::size_t n = 4096;
     const auto host = random_vector<float>(n, -4, 4);
     std::vector<std::vector<float>> results;
@@ -278,7 +286,8 @@ TEST_CASE("contexts coexist in one process") {
         ctx.queue().read(d, results.back().data(), n * 4);
     }
     for (const auto& r : results)
-        for (std::size_t i = 0; i < n; ++i) REQUIRE(r[i] == Approx(host[i] * host[i]).epsilon(1e-6));
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(r[i] == Approx(host[i] * host[i]).epsilon(1e-6));
 }
 
 TEST_CASE("a context is released when its last handle goes, caches and all") {
@@ -288,7 +297,8 @@ TEST_CASE("a context is released when its last handle goes, caches and all") {
             auto c = Context::create(ctx.device());
             weak = c.impl();
             auto d = c.alloc(64 * 4);
-            auto k = c.compile("XGPU_KERNEL void one(XGPU_GLOBAL int32_t* a) { a[XGPU_GLOBAL_ID(0)] = 1; }").kernel("one");
+            auto k =
+                c.compile("XGPU_KERNEL void one(XGPU_GLOBAL int32_t* a) { a[XGPU_GLOBAL_ID(0)] = 1; }").kernel("one");
             k.launch(c.queue(), Grid{64}, d);
             auto pooled = c.pool().allocate(1000);
             std::int32_t got[64];

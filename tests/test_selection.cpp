@@ -55,7 +55,8 @@ TEST_CASE("a backend that cannot start names what is missing; auto does not fall
     for (const auto& b : backends()) {
         if (b.available) continue;
         CHECK_THROWS_AS(Context::create(b.name), BackendUnavailable);
-        if (b.name == "cuda") CHECK_THROWS_WITH(Context::create("cuda"), Contains("libcuda.so.1") || Contains("CUDA_ERROR"));
+        if (b.name == "cuda")
+            CHECK_THROWS_WITH(Context::create("cuda"), Contains("libcuda.so.1") || Contains("CUDA_ERROR"));
     }
     // auto takes the first available backend in order.
     const auto all = backends();
@@ -71,8 +72,10 @@ TEST_CASE("XGPU_DEVICE selects by index or by case-insensitive name") {
         const auto& last = b.devices.back();
         CHECK(Context::create(b.name, std::to_string(last.index())).device().name() == last.name());
         std::string upper = last.name();
-        for (auto& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
-        CHECK(Context::create(b.name, upper.substr(0, std::min<std::size_t>(upper.size(), 6))).device().backend() == b.name);
+        for (auto& c : upper)
+            c = char(std::toupper(static_cast<unsigned char>(c)));
+        CHECK(Context::create(b.name, upper.substr(0, std::min<std::size_t>(upper.size(), 6))).device().backend() ==
+              b.name);
         {
             EnvVar eb("XGPU_BACKEND", b.name.c_str());
             EnvVar ed("XGPU_DEVICE", std::to_string(last.index()).c_str());

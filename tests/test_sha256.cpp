@@ -14,7 +14,8 @@ TEST_CASE("SHA-256 known answers") {
           "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     Sha256 million;
     const std::string chunk(1000, 'a');
-    for (int i = 0; i < 1000; ++i) million.update(chunk);
+    for (int i = 0; i < 1000; ++i)
+        million.update(chunk);
     CHECK(million.hex_digest() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
     // Fields are length-prefixed: a different split is a different key.
     CHECK(Sha256().field("ab").field("c").hex_digest() != Sha256().field("a").field("bc").hex_digest());

@@ -34,7 +34,8 @@ std::shared_ptr<void> Context::alloc_host(std::size_t bytes) {
     check(err, "clCreateBuffer", fmt::format("{} bytes of host memory", bytes));
     cl::CommandQueue q(context, cl_device, 0, &err);
     check(err, "clCreateCommandQueue");
-    void* p = q.enqueueMapBuffer(mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes ? bytes : 1, nullptr, nullptr, &err);
+    void* p =
+        q.enqueueMapBuffer(mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes ? bytes : 1, nullptr, nullptr, &err);
     check(err, "clEnqueueMapBuffer");
     return std::shared_ptr<void>(p, [mem, q](void* ptr) mutable {
         q.enqueueUnmapMemObject(mem, ptr);
@@ -49,8 +50,8 @@ std::string Context::preamble() const {
 
 std::string Context::build_identity() const {
     const auto& i = device_.info();
-    return fmt::format("platform={}|device={}|vendor={}|version={}|driver={}|clc={}", i.platform, i.name, i.vendor, i.version,
-                       i.driver_version, i.compiler_version);
+    return fmt::format("platform={}|device={}|vendor={}|version={}|driver={}|clc={}", i.platform, i.name, i.vendor,
+                       i.version, i.driver_version, i.compiler_version);
 }
 
 namespace {
@@ -58,7 +59,8 @@ namespace {
 std::string build_log(const cl::Program& p, const cl::Device& d) {
     std::string log;
     p.getBuildInfo(d, CL_PROGRAM_BUILD_LOG, &log);
-    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+        log.pop_back();
     return log;
 }
 

@@ -6,15 +6,15 @@
 namespace xgpu::opencl {
 namespace {
 
-template <class T>
-T info(const cl::Device& d, cl_device_info what) {
+template <class T> T info(const cl::Device& d, cl_device_info what) {
     T value{};
     d.getInfo(what, &value);
     return value;
 }
 
 std::string trim(std::string s) {
-    while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+    while (!s.empty() && (s.back() == '\0' || s.back() == ' '))
+        s.pop_back();
     return s;
 }
 
@@ -42,10 +42,10 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& d, int index
     i.fp64 = info<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0 ||
              info<std::string>(d, CL_DEVICE_EXTENSIONS).find("cl_khr_fp64") != std::string::npos;
     const std::string vendor = i.vendor;
-    i.simd_width = i.type != DeviceType::gpu                      ? 1
-                   : vendor.find("NVIDIA") != std::string::npos   ? 32
+    i.simd_width = i.type != DeviceType::gpu                            ? 1
+                   : vendor.find("NVIDIA") != std::string::npos         ? 32
                    : vendor.find("Advanced Micro") != std::string::npos ? 64
-                                                                  : 1;
+                                                                        : 1;
     return i;
 }
 
@@ -75,9 +75,10 @@ private:
         std::vector<cl::Platform> platforms;
         const cl_int err = cl::Platform::get(&platforms);
         if (err != CL_SUCCESS || platforms.empty()) {
-            unavailable_ = fmt::format("xgpu[opencl]: no OpenCL platform ({}): the ICD loader (libOpenCL.so.1) found no "
-                                       "driver; install one (e.g. pocl-opencl-icd) or point OCL_ICD_VENDORS at its .icd file",
-                                       err == CL_SUCCESS ? "none listed" : error_name(err));
+            unavailable_ =
+                fmt::format("xgpu[opencl]: no OpenCL platform ({}): the ICD loader (libOpenCL.so.1) found no "
+                            "driver; install one (e.g. pocl-opencl-icd) or point OCL_ICD_VENDORS at its .icd file",
+                            err == CL_SUCCESS ? "none listed" : error_name(err));
             return;
         }
         for (const auto& p : platforms) {
@@ -102,5 +103,7 @@ private:
 } // namespace xgpu::opencl
 
 namespace xgpu::detail {
-void register_opencl_backend() { register_backend(std::make_shared<opencl::Backend>()); }
+void register_opencl_backend() {
+    register_backend(std::make_shared<opencl::Backend>());
+}
 } // namespace xgpu::detail

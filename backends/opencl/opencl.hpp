@@ -73,7 +73,8 @@ public:
 
 class Queue final : public detail::QueueImpl {
 public:
-    Queue(std::shared_ptr<detail::ContextImpl> ctx, cl::CommandQueue q) : QueueImpl(std::move(ctx)), queue(std::move(q)) {}
+    Queue(std::shared_ptr<detail::ContextImpl> ctx, cl::CommandQueue q)
+        : QueueImpl(std::move(ctx)), queue(std::move(q)) {}
     std::shared_ptr<detail::EventImpl> write(detail::BufferImpl& dst, std::size_t offset, const void* src,
                                              std::size_t bytes, bool blocking, bool want_event) override;
     std::shared_ptr<detail::EventImpl> read(detail::BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes,

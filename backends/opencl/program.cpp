@@ -25,7 +25,8 @@ std::vector<std::string> Program::kernel_names() {
         std::size_t end = all.find(';', start);
         if (end == std::string::npos) end = all.size();
         std::string n = all.substr(start, end - start);
-        while (!n.empty() && n.back() == '\0') n.pop_back();
+        while (!n.empty() && n.back() == '\0')
+            n.pop_back();
         if (!n.empty()) names.push_back(n);
         start = end + 1;
     }

@@ -9,9 +9,13 @@
 namespace xgpu::opencl {
 namespace {
 
-cl_mem mem(detail::BufferImpl& b) { return static_cast<Buffer&>(b).memory(); }
+cl_mem mem(detail::BufferImpl& b) {
+    return static_cast<Buffer&>(b).memory();
+}
 
-std::shared_ptr<detail::EventImpl> wrap(cl_event e) { return e ? std::make_shared<Event>(e) : nullptr; }
+std::shared_ptr<detail::EventImpl> wrap(cl_event e) {
+    return e ? std::make_shared<Event>(e) : nullptr;
+}
 
 } // namespace
 
@@ -44,8 +48,8 @@ std::shared_ptr<detail::EventImpl> Queue::write(detail::BufferImpl& dst, std::si
     });
 }
 
-std::shared_ptr<detail::EventImpl> Queue::read(detail::BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes,
-                                               bool blocking, bool want_event) {
+std::shared_ptr<detail::EventImpl> Queue::read(detail::BufferImpl& src, std::size_t offset, void* dst,
+                                               std::size_t bytes, bool blocking, bool want_event) {
     return in_pieces(bytes, 1, blocking, want_event, [&](std::size_t at, std::size_t n, bool block, cl_event* e) {
         check(clEnqueueReadBuffer(queue(), mem(src), block ? CL_TRUE : CL_FALSE, offset + at, n,
                                   static_cast<char*>(dst) + at, 0, nullptr, e),
@@ -115,7 +119,8 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
         const cl_int err = clSetKernelArg(k.kernel(), cl_uint(i), size, value);
         if (err != CL_SUCCESS)
             fail(err, "clSetKernelArg",
-                 fmt::format("argument {} of kernel '{}' ({} of {} bytes) does not fit the kernel's parameter", i, k.name,
+                 fmt::format("argument {} of kernel '{}' ({} of {} bytes) does not fit the kernel's parameter", i,
+                             k.name,
                              a.kind == detail::KernelArg::Kind::buffer  ? "a buffer"
                              : a.kind == detail::KernelArg::Kind::local ? "local memory"
                                                                         : "a scalar",
@@ -126,8 +131,8 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
         }
     }
     const std::size_t* local = grid.local.empty() ? nullptr : grid.local.size.data();
-    const cl_int err =
-        clEnqueueNDRangeKernel(queue(), k.kernel(), grid.global.dims, nullptr, grid.global.size.data(), local, 0, nullptr, nullptr);
+    const cl_int err = clEnqueueNDRangeKernel(queue(), k.kernel(), grid.global.dims, nullptr, grid.global.size.data(),
+                                              local, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
         fail(err, "clEnqueueNDRangeKernel",
              fmt::format("kernel '{}', global {}, local {}", k.name, grid.global.str(), grid.local.str()));
@@ -139,6 +144,8 @@ std::shared_ptr<detail::EventImpl> Queue::marker() {
     return wrap(e);
 }
 
-void Queue::finish() { check(clFinish(queue()), "clFinish"); }
+void Queue::finish() {
+    check(clFinish(queue()), "clFinish");
+}
 
 } // namespace xgpu::opencl

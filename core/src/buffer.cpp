@@ -4,6 +4,8 @@
 
 namespace xgpu {
 
-std::size_t Buffer::size() const { return impl_ ? impl_->size : 0; }
+std::size_t Buffer::size() const {
+    return impl_ ? impl_->size : 0;
+}
 
 } // namespace xgpu

@@ -47,11 +47,14 @@ void warn_once(const std::string& dir, const std::string& why) {
                      dir, why));
 }
 
-fs::path entry_path(const std::string& dir, const std::string& key) { return fs::path(dir) / (key + ".bin"); }
+fs::path entry_path(const std::string& dir, const std::string& key) {
+    return fs::path(dir) / (key + ".bin");
+}
 
 bool key_bytes(const std::string& key, std::uint8_t out[32]) {
     if (key.size() != 64) return false;
-    for (int i = 0; i < 32; ++i) out[i] = std::uint8_t(std::stoi(key.substr(2 * i, 2), nullptr, 16));
+    for (int i = 0; i < 32; ++i)
+        out[i] = std::uint8_t(std::stoi(key.substr(2 * i, 2), nullptr, 16));
     return true;
 }
 
@@ -63,7 +66,8 @@ std::string cache_key(const ContextImpl& ctx, const std::string& source, const s
     h.field(ctx.device().backend());
     h.field(ctx.build_identity());
     h.field(fmt::format("{}", options.size()));
-    for (const auto& o : options) h.field(o);
+    for (const auto& o : options)
+        h.field(o);
     h.field(source);
     return h.hex_digest();
 }

@@ -50,10 +50,16 @@ Context::Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(im
     shared_->pool = detail::make_pool_state(impl_);
 }
 
-MemoryPool Context::pool() const { return MemoryPool(shared_->pool); }
+MemoryPool Context::pool() const {
+    return MemoryPool(shared_->pool);
+}
 
-const Device& Context::device() const { return impl_->device(); }
-const std::string& Context::backend() const { return impl_->device().backend(); }
+const Device& Context::device() const {
+    return impl_->device();
+}
+const std::string& Context::backend() const {
+    return impl_->device().backend();
+}
 
 Queue Context::queue() const {
     std::lock_guard lock(shared_->mutex);
@@ -61,15 +67,18 @@ Queue Context::queue() const {
     return Queue(shared_->default_queue);
 }
 
-Queue Context::new_queue() const { return Queue(impl_->create_queue()); }
+Queue Context::new_queue() const {
+    return Queue(impl_->create_queue());
+}
 
 namespace detail {
 void check_allocation(const DeviceInfo& d, std::size_t bytes) {
     if (bytes > d.global_memory || (d.max_allocation && bytes > d.max_allocation))
-        throw OutOfMemory(fmt::format("xgpu: cannot allocate {} bytes on {}: the device has {} bytes, and allows at most "
-                                      "{} in one buffer",
-                                      bytes, d.name, d.global_memory, d.max_allocation),
-                          {d.backend, "alloc", 0, ""});
+        throw OutOfMemory(
+            fmt::format("xgpu: cannot allocate {} bytes on {}: the device has {} bytes, and allows at most "
+                        "{} in one buffer",
+                        bytes, d.name, d.global_memory, d.max_allocation),
+            {d.backend, "alloc", 0, ""});
 }
 } // namespace detail
 
@@ -78,11 +87,17 @@ Buffer Context::alloc(std::size_t bytes) const {
     return Buffer(impl_->alloc(bytes));
 }
 
-HostBuffer Context::alloc_host(std::size_t bytes) const { return HostBuffer(impl_->alloc_host(bytes), bytes); }
+HostBuffer Context::alloc_host(std::size_t bytes) const {
+    return HostBuffer(impl_->alloc_host(bytes), bytes);
+}
 
-std::string Context::preamble() const { return impl_->preamble(); }
+std::string Context::preamble() const {
+    return impl_->preamble();
+}
 
-std::uint64_t Context::launch_count() const { return impl_->launches.load(std::memory_order_relaxed); }
+std::uint64_t Context::launch_count() const {
+    return impl_->launches.load(std::memory_order_relaxed);
+}
 
 Program Context::compile(std::string_view source, const std::vector<std::string>& options) const {
     // #line keeps the compiler's messages on the user's own line numbers.

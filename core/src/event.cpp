@@ -11,8 +11,12 @@ detail::EventImpl& get(const Event& e, const char* what) {
 }
 } // namespace
 
-void Event::wait() const { get(*this, "wait").wait(); }
-bool Event::is_complete() const { return get(*this, "is_complete").is_complete(); }
+void Event::wait() const {
+    get(*this, "wait").wait();
+}
+bool Event::is_complete() const {
+    return get(*this, "is_complete").is_complete();
+}
 double Event::elapsed_ms(const Event& later) const {
     return get(*this, "elapsed_ms").elapsed_ms(get(later, "elapsed_ms"));
 }

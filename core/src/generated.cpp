@@ -21,7 +21,9 @@ Kernel generated_kernel(const Context& ctx, const std::string& key, const std::f
 }
 
 namespace {
-bool unguarded(const Context& ctx) { return ctx.device().type() == DeviceType::cpu; }
+bool unguarded(const Context& ctx) {
+    return ctx.device().type() == DeviceType::cpu;
+}
 std::size_t group_size(const Context& ctx) {
     const std::size_t max = ctx.device().info().max_work_group_size;
     return max && max < 256 ? max : 256;
@@ -33,9 +35,10 @@ std::string stream_begin(const Context& ctx, const std::string& i) {
         return fmt::format("    const uint64_t {0} = xgpu_base + XGPU_GLOBAL_ID(0);\n"
                            "    if (xgpu_guard && {0} >= xgpu_count) return;\n",
                            i);
-    return fmt::format("    const uint64_t {0} = xgpu_base + (uint64_t)XGPU_GLOBAL_ID(1) * XGPU_GLOBAL_SIZE(0) + XGPU_GLOBAL_ID(0);\n"
-                       "    if ({0} >= xgpu_count) return;\n",
-                       i);
+    return fmt::format(
+        "    const uint64_t {0} = xgpu_base + (uint64_t)XGPU_GLOBAL_ID(1) * XGPU_GLOBAL_SIZE(0) + XGPU_GLOBAL_ID(0);\n"
+        "    if ({0} >= xgpu_count) return;\n",
+        i);
 }
 
 void stream_launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, std::uint64_t count) {
@@ -50,7 +53,8 @@ void stream_launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> a
     const Queue q = ctx.queue();
     if (!unguarded(ctx)) {
         const std::size_t padded = (count + wg - 1) / wg * wg;
-        const Grid g = padded <= row ? Grid{Range(padded, 1), Range(wg, 1)} : Grid{Range(row, (count + row - 1) / row), Range(wg, 1)};
+        const Grid g = padded <= row ? Grid{Range(padded, 1), Range(wg, 1)}
+                                     : Grid{Range(row, (count + row - 1) / row), Range(wg, 1)};
         k.launch_args(q, g, args);
         return;
     }

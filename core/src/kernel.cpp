@@ -18,7 +18,8 @@ Kernel Program::kernel(std::string_view name) const {
     auto k = impl_->create_kernel(key);
     if (!k) {
         std::string names;
-        for (const auto& n : impl_->kernel_names()) names += (names.empty() ? "" : ", ") + n;
+        for (const auto& n : impl_->kernel_names())
+            names += (names.empty() ? "" : ", ") + n;
         throw InvalidArgument(fmt::format("xgpu: the program has no kernel named '{}'; it has: {}", name,
                                           names.empty() ? "(none)" : names),
                               {impl_->context ? impl_->context->device().backend() : "", "kernel lookup", 0, ""});
@@ -28,7 +29,9 @@ Kernel Program::kernel(std::string_view name) const {
     return Kernel(std::move(k));
 }
 
-std::vector<std::string> Program::kernel_names() const { return impl_ ? impl_->kernel_names() : std::vector<std::string>{}; }
+std::vector<std::string> Program::kernel_names() const {
+    return impl_ ? impl_->kernel_names() : std::vector<std::string>{};
+}
 
 const std::string& Program::build_log() const {
     static const std::string none;
@@ -40,26 +43,31 @@ const std::string& Kernel::name() const {
     return impl_ ? impl_->name : none;
 }
 
-int Kernel::num_args() const { return impl_ ? impl_->num_args() : -1; }
+int Kernel::num_args() const {
+    return impl_ ? impl_->num_args() : -1;
+}
 
 namespace {
 
 void check_grid(const std::string& kernel, const Grid& grid, const DeviceInfo& dev) {
     const Range& g = grid.global;
     const Range& l = grid.local;
-    if (g.dims < 1 || g.dims > 3) throw InvalidArgument(fmt::format("xgpu: launch of '{}': the global range is empty", kernel));
+    if (g.dims < 1 || g.dims > 3)
+        throw InvalidArgument(fmt::format("xgpu: launch of '{}': the global range is empty", kernel));
     if (l.empty()) return;
     if (l.dims != g.dims)
-        throw InvalidArgument(fmt::format("xgpu: launch of '{}': local range {} and global range {} differ in dimensions",
-                                          kernel, l.str(), g.str()));
+        throw InvalidArgument(fmt::format(
+            "xgpu: launch of '{}': local range {} and global range {} differ in dimensions", kernel, l.str(), g.str()));
     for (unsigned d = 0; d < g.dims; ++d)
         if (l[d] == 0 || g[d] % l[d] != 0)
-            throw InvalidArgument(fmt::format(
-                "xgpu: launch of '{}': the global range {} is not a multiple of the work-group size {}", kernel, g.str(), l.str()));
+            throw InvalidArgument(
+                fmt::format("xgpu: launch of '{}': the global range {} is not a multiple of the work-group size {}",
+                            kernel, g.str(), l.str()));
     if (dev.max_work_group_size && l.total() > dev.max_work_group_size)
-        throw InvalidArgument(fmt::format("xgpu: launch of '{}': work-group size {} ({} work-items) exceeds the device's "
-                                          "maximum of {}",
-                                          kernel, l.str(), l.total(), dev.max_work_group_size));
+        throw InvalidArgument(
+            fmt::format("xgpu: launch of '{}': work-group size {} ({} work-items) exceeds the device's "
+                        "maximum of {}",
+                        kernel, l.str(), l.total(), dev.max_work_group_size));
 }
 
 } // namespace
@@ -70,18 +78,20 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
     auto& q = *queue.impl();
     const auto& dev = q.context->device().info();
     if (impl_->context && impl_->context != q.context.get())
-        throw InvalidArgument(fmt::format("xgpu: kernel '{}' was built for another context than the queue's", impl_->name));
+        throw InvalidArgument(
+            fmt::format("xgpu: kernel '{}' was built for another context than the queue's", impl_->name));
     const int expected = impl_->num_args();
     if (expected >= 0 && std::size_t(expected) != args.size())
-        throw InvalidArgument(fmt::format("xgpu: kernel '{}' takes {} argument{}, but {} were given", impl_->name, expected,
-                                          expected == 1 ? "" : "s", args.size()),
+        throw InvalidArgument(fmt::format("xgpu: kernel '{}' takes {} argument{}, but {} were given", impl_->name,
+                                          expected, expected == 1 ? "" : "s", args.size()),
                               {dev.backend, "launch", 0, ""});
     std::size_t local_bytes = 0;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
         if (a.kind == detail::KernelArg::Kind::buffer) {
             if (!a.buffer)
-                throw InvalidArgument(fmt::format("xgpu: launch of '{}': argument {} is an empty Buffer", impl_->name, i));
+                throw InvalidArgument(
+                    fmt::format("xgpu: launch of '{}': argument {} is an empty Buffer", impl_->name, i));
             if (a.buffer->context != q.context)
                 throw InvalidArgument(
                     fmt::format("xgpu: launch of '{}': argument {} is a buffer of another context", impl_->name, i));

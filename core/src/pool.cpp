@@ -42,14 +42,17 @@ std::size_t MemoryPool::bin_size(std::size_t bytes) {
     return (bytes + step - 1) / step * step;
 }
 
-bool MemoryPool::enabled() const { return state_->enabled; }
+bool MemoryPool::enabled() const {
+    return state_->enabled;
+}
 
 Buffer MemoryPool::allocate(std::size_t bytes) const {
     auto ctx = state_->context.lock();
     if (!ctx) throw InvalidArgument("xgpu: allocation from the pool of a destroyed context");
     detail::check_allocation(ctx->device().info(), bytes);
     if (!state_->enabled) return Buffer(ctx->alloc(bytes));
-    const std::size_t bin = std::max(bytes, std::min<std::size_t>(bin_size(bytes), ctx->device().info().max_allocation));
+    const std::size_t bin =
+        std::max(bytes, std::min<std::size_t>(bin_size(bytes), ctx->device().info().max_allocation));
     std::shared_ptr<detail::BufferImpl> real;
     {
         std::lock_guard lock(state_->mutex);

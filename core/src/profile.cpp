@@ -43,11 +43,12 @@ struct Profiler {
         std::lock_guard lock(mutex);
         resolve();
         if (totals.empty()) return;
-        std::fprintf(stderr, "\nxgpu profile (XGPU_PROFILE=1): device time per kernel\n%-40s %10s %12s %12s\n", "kernel",
-                     "launches", "total ms", "mean us");
+        std::fprintf(stderr, "\nxgpu profile (XGPU_PROFILE=1): device time per kernel\n%-40s %10s %12s %12s\n",
+                     "kernel", "launches", "total ms", "mean us");
         for (const auto& [name, t] : totals)
-            std::fprintf(stderr, "%-40s %10llu %12.3f %12.2f\n", name.c_str(), static_cast<unsigned long long>(t.launches),
-                         t.ms, t.launches ? 1e3 * t.ms / double(t.launches) : 0.0);
+            std::fprintf(stderr, "%-40s %10llu %12.3f %12.2f\n", name.c_str(),
+                         static_cast<unsigned long long>(t.launches), t.ms,
+                         t.launches ? 1e3 * t.ms / double(t.launches) : 0.0);
     }
 };
 

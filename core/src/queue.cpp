@@ -23,8 +23,9 @@ detail::BufferImpl& checked(const detail::QueueImpl& q, const Buffer& b, std::si
     if (impl.context != q.context)
         throw InvalidArgument(fmt::format("xgpu: {}: the {} buffer belongs to another context", op, role));
     if (offset > impl.size || bytes > impl.size - offset)
-        throw InvalidArgument(fmt::format("xgpu: {}: {} bytes at offset {} run past the end of the {} buffer ({} bytes)",
-                                          op, bytes, offset, role, impl.size));
+        throw InvalidArgument(
+            fmt::format("xgpu: {}: {} bytes at offset {} run past the end of the {} buffer ({} bytes)", op, bytes,
+                        offset, role, impl.size));
     return impl;
 }
 
@@ -32,7 +33,9 @@ void check_host(const void* p, std::size_t bytes, const char* op) {
     if (bytes > 0 && !p) throw InvalidArgument(fmt::format("xgpu: {}: host pointer is null", op));
 }
 
-Event wrap(std::shared_ptr<detail::EventImpl> e) { return Event(std::move(e)); }
+Event wrap(std::shared_ptr<detail::EventImpl> e) {
+    return Event(std::move(e));
+}
 
 } // namespace
 
@@ -94,8 +97,12 @@ Event Queue::fill(const Buffer& dst, const void* pattern, std::size_t pattern_si
     return bytes ? wrap(q.fill(b, offset, pattern, pattern_size, bytes)) : marker();
 }
 
-Event Queue::marker() const { return wrap(self(*this).marker()); }
+Event Queue::marker() const {
+    return wrap(self(*this).marker());
+}
 
-void Queue::finish() const { self(*this).finish(); }
+void Queue::finish() const {
+    self(*this).finish();
+}
 
 } // namespace xgpu

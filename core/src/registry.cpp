@@ -48,7 +48,8 @@ std::vector<std::string> backend_names() {
     auto& r = detail::registry();
     std::lock_guard lock(r.mutex);
     std::vector<std::string> names;
-    for (auto& b : r.backends) names.push_back(b->name());
+    for (auto& b : r.backends)
+        names.push_back(b->name());
     return names;
 }
 

@@ -24,7 +24,8 @@ bool is_index(std::string_view s) {
 
 std::string list_devices(const std::vector<Device>& devices) {
     std::string s;
-    for (const auto& d : devices) s += fmt::format("\n  {}: {} [{}]", d.index(), d.name(), d.info().platform);
+    for (const auto& d : devices)
+        s += fmt::format("\n  {}: {} [{}]", d.index(), d.name(), d.info().platform);
     return s;
 }
 
@@ -43,7 +44,8 @@ const Device* pick(const std::vector<Device>& devices, std::string_view selector
     }
     const std::string want = lower(selector);
     for (const auto& d : devices)
-        if (lower(d.name()).find(want) != std::string::npos || lower(d.info().platform).find(want) != std::string::npos ||
+        if (lower(d.name()).find(want) != std::string::npos ||
+            lower(d.info().platform).find(want) != std::string::npos ||
             lower(d.vendor()).find(want) != std::string::npos)
             return &d;
     return nullptr;
@@ -85,8 +87,10 @@ Context Context::create(std::string_view name, std::string_view selector) {
     auto b = detail::find_backend(backend);
     if (!b) {
         std::string valid;
-        for (const auto& n : names) valid += n + ", ";
-        throw InvalidArgument(fmt::format("xgpu: unknown backend '{}' (XGPU_BACKEND); valid names: {}auto", name, valid));
+        for (const auto& n : names)
+            valid += n + ", ";
+        throw InvalidArgument(
+            fmt::format("xgpu: unknown backend '{}' (XGPU_BACKEND); valid names: {}auto", name, valid));
     }
     return create_on(*b, selector);
 }

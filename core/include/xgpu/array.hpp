@@ -14,8 +14,8 @@
 #include <complex>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <iosfwd>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <variant>
@@ -36,7 +36,7 @@ struct ArrayDesc {
     Buffer buffer;
     std::int64_t offset = 0; // in elements
     Shape shape;
-    Strides strides;         // in elements
+    Strides strides; // in elements
     DType dtype = DType::float32;
 
     std::size_t size() const { return shape_size(shape); }
@@ -50,11 +50,11 @@ ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order 
 ArrayDesc view(const ArrayDesc& a, std::span<const Index> index);
 ArrayDesc reshape(const ArrayDesc& a, const Shape& shape);
 ArrayDesc transpose(const ArrayDesc& a, std::span<const std::size_t> axes);
-void to_host(const ArrayDesc& a, void* dst);                  // blocking, any layout
+void to_host(const ArrayDesc& a, void* dst); // blocking, any layout
 Event to_host_async(const ArrayDesc& a, void* dst);
-void from_host(const ArrayDesc& a, const void* src);          // blocking, any layout
-void fill(const ArrayDesc& a, const void* value);             // value of a.dtype
-void assign(const ArrayDesc& dst, const ArrayDesc& src);      // dst[...] = src (broadcast, cast)
+void from_host(const ArrayDesc& a, const void* src);     // blocking, any layout
+void fill(const ArrayDesc& a, const void* value);        // value of a.dtype
+void assign(const ArrayDesc& dst, const ArrayDesc& src); // dst[...] = src (broadcast, cast)
 ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std::size_t n);
 void print(std::ostream& os, const ArrayDesc& a);
 void require_fp64(const Context& ctx, DType dtype);
@@ -64,16 +64,14 @@ std::size_t resolve_length(std::size_t size, const Shape& shape, const char* wha
 
 template <Element T> class Expr;
 
-template <Element T>
-class Array {
+template <Element T> class Array {
 public:
     using value_type = T;
 
     Array() = default;
     explicit Array(detail::ArrayDesc d) : d_(std::move(d)) {}
     // Evaluates an expression into a new array.
-    template <Element U>
-    Array(const Expr<U>& e);
+    template <Element U> Array(const Expr<U>& e);
 
     // Shape and layout.
     const Shape& shape() const { return d_.shape; }
@@ -125,16 +123,14 @@ public:
         detail::assign(out.d_, d_);
         return out;
     }
-    template <Element U>
-    Array<U> astype() const {
+    template <Element U> Array<U> astype() const {
         Array<U> out(detail::make_array(d_.context, dtype_v<U>, d_.shape, Order::C));
         detail::assign(out.desc(), d_);
         return out;
     }
 
     // Views (no copy): numpy indexing with integers and slices, reshape, ravel, transpose.
-    template <class... I>
-    Array operator()(const I&... index) const {
+    template <class... I> Array operator()(const I&... index) const {
         const detail::Index idx[] = {to_index(index)...};
         return Array(detail::view(d_, idx));
     }
@@ -150,8 +146,7 @@ public:
 
     // Writes an expression's (or another array's) values into this array's elements; an empty
     // array is first allocated to the expression's shape.
-    template <Element U>
-    Array& operator=(const Expr<U>& e);
+    template <Element U> Array& operator=(const Expr<U>& e);
     Array& assign(const Array& other) {
         detail::assign(d_, other.d_);
         return *this;
@@ -178,47 +173,40 @@ private:
 };
 
 // Creation.
-template <Element T>
-Array<T> empty(const Context& ctx, const Shape& shape, Order order = Order::C) {
+template <Element T> Array<T> empty(const Context& ctx, const Shape& shape, Order order = Order::C) {
     return Array<T>(detail::make_array(ctx, dtype_v<T>, shape, order));
 }
-template <Element T>
-Array<T> full(const Context& ctx, const Shape& shape, T value, Order order = Order::C) {
+template <Element T> Array<T> full(const Context& ctx, const Shape& shape, T value, Order order = Order::C) {
     auto a = empty<T>(ctx, shape, order);
     a.fill(value);
     return a;
 }
-template <Element T>
-Array<T> zeros(const Context& ctx, const Shape& shape, Order order = Order::C) {
+template <Element T> Array<T> zeros(const Context& ctx, const Shape& shape, Order order = Order::C) {
     return full<T>(ctx, shape, T{}, order);
 }
-template <Element T>
-Array<T> ones(const Context& ctx, const Shape& shape, Order order = Order::C) {
+template <Element T> Array<T> ones(const Context& ctx, const Shape& shape, Order order = Order::C) {
     return full<T>(ctx, shape, T(1), order);
 }
 // numpy.arange(start, stop, step) for real types.
-template <Element T>
-Array<T> arange(const Context& ctx, double start, double stop, double step = 1.0) {
+template <Element T> Array<T> arange(const Context& ctx, double start, double stop, double step = 1.0) {
     if (step == 0) throw InvalidArgument("xgpu: arange: step must not be zero");
     const double count = (stop - start) / step;
     const std::size_t n = count > 0 ? std::size_t(std::ceil(count)) : 0;
     return Array<T>(detail::arange(ctx, dtype_v<T>, start, step, n));
 }
-template <Element T>
-Array<T> arange(const Context& ctx, double stop) {
+template <Element T> Array<T> arange(const Context& ctx, double stop) {
     return arange<T>(ctx, 0.0, stop, 1.0);
 }
-template <Element T>
-Array<T> to_device(const Context& ctx, std::span<const T> host, const Shape& shape = {}) {
+template <Element T> Array<T> to_device(const Context& ctx, std::span<const T> host, const Shape& shape = {}) {
     const Shape s = shape.empty() ? Shape{host.size()} : shape;
     if (shape_size(s) != host.size())
-        throw ShapeError("xgpu: to_device: " + std::to_string(host.size()) + " elements do not fill shape " + to_string(s));
+        throw ShapeError("xgpu: to_device: " + std::to_string(host.size()) + " elements do not fill shape " +
+                         to_string(s));
     auto a = empty<T>(ctx, s);
     a.set(host);
     return a;
 }
-template <Element T>
-Array<T> to_device(const Context& ctx, const std::vector<T>& host, const Shape& shape = {}) {
+template <Element T> Array<T> to_device(const Context& ctx, const std::vector<T>& host, const Shape& shape = {}) {
     if constexpr (std::is_same_v<T, bool>) { // std::vector<bool> is packed: go through bytes
         const std::unique_ptr<bool[]> bytes(new bool[host.size()]);
         std::copy(host.begin(), host.end(), bytes.get());

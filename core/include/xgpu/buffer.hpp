@@ -6,7 +6,9 @@
 
 namespace xgpu {
 
-namespace detail { class BufferImpl; }
+namespace detail {
+class BufferImpl;
+}
 
 class Buffer {
 public:

@@ -11,7 +11,19 @@
 namespace xgpu {
 
 enum class DType : std::uint8_t {
-    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128
+    bool_,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float32,
+    float64,
+    complex64,
+    complex128
 };
 
 enum class Kind : std::uint8_t { boolean, signed_int, unsigned_int, floating, complex };
@@ -24,20 +36,36 @@ struct DTypeInfo {
 };
 
 inline constexpr DTypeInfo dtype_table[] = {
-    {"bool", "uint8_t", 1, Kind::boolean},          {"int8", "int8_t", 1, Kind::signed_int},
-    {"int16", "int16_t", 2, Kind::signed_int},      {"int32", "int32_t", 4, Kind::signed_int},
-    {"int64", "int64_t", 8, Kind::signed_int},      {"uint8", "uint8_t", 1, Kind::unsigned_int},
-    {"uint16", "uint16_t", 2, Kind::unsigned_int},  {"uint32", "uint32_t", 4, Kind::unsigned_int},
-    {"uint64", "uint64_t", 8, Kind::unsigned_int},  {"float32", "float", 4, Kind::floating},
-    {"float64", "double", 8, Kind::floating},       {"complex64", "xgpu_cfloat", 8, Kind::complex},
+    {"bool", "uint8_t", 1, Kind::boolean},
+    {"int8", "int8_t", 1, Kind::signed_int},
+    {"int16", "int16_t", 2, Kind::signed_int},
+    {"int32", "int32_t", 4, Kind::signed_int},
+    {"int64", "int64_t", 8, Kind::signed_int},
+    {"uint8", "uint8_t", 1, Kind::unsigned_int},
+    {"uint16", "uint16_t", 2, Kind::unsigned_int},
+    {"uint32", "uint32_t", 4, Kind::unsigned_int},
+    {"uint64", "uint64_t", 8, Kind::unsigned_int},
+    {"float32", "float", 4, Kind::floating},
+    {"float64", "double", 8, Kind::floating},
+    {"complex64", "xgpu_cfloat", 8, Kind::complex},
     {"complex128", "xgpu_cdouble", 16, Kind::complex},
 };
 
-constexpr const DTypeInfo& info(DType t) { return dtype_table[static_cast<int>(t)]; }
-constexpr const char* name(DType t) { return info(t).name; }
-constexpr Kind kind(DType t) { return info(t).kind; }
-constexpr bool is_integer(DType t) { return kind(t) == Kind::signed_int || kind(t) == Kind::unsigned_int; }
-constexpr bool is_inexact(DType t) { return kind(t) == Kind::floating || kind(t) == Kind::complex; }
+constexpr const DTypeInfo& info(DType t) {
+    return dtype_table[static_cast<int>(t)];
+}
+constexpr const char* name(DType t) {
+    return info(t).name;
+}
+constexpr Kind kind(DType t) {
+    return info(t).kind;
+}
+constexpr bool is_integer(DType t) {
+    return kind(t) == Kind::signed_int || kind(t) == Kind::unsigned_int;
+}
+constexpr bool is_inexact(DType t) {
+    return kind(t) == Kind::floating || kind(t) == Kind::complex;
+}
 
 namespace detail {
 constexpr DType int_type(bool is_signed, std::size_t bytes) {
@@ -48,13 +76,24 @@ constexpr DType int_type(bool is_signed, std::size_t bytes) {
     default: return is_signed ? DType::int64 : DType::uint64;
     }
 }
-constexpr DType float_type_of_size(std::size_t bytes) { return bytes <= 4 ? DType::float32 : DType::float64; }
-constexpr DType complex_type_of_size(std::size_t real_bytes) { return real_bytes <= 4 ? DType::complex64 : DType::complex128; }
+constexpr DType float_type_of_size(std::size_t bytes) {
+    return bytes <= 4 ? DType::float32 : DType::float64;
+}
+constexpr DType complex_type_of_size(std::size_t real_bytes) {
+    return real_bytes <= 4 ? DType::complex64 : DType::complex128;
+}
 // The real size that holds every value of integer type `t` (no float16 here: 4 for 1-2 bytes).
-constexpr std::size_t float_size_for_int(DType t) { return info(t).size <= 2 ? 4 : 8; }
-constexpr std::size_t real_size(DType t) { return kind(t) == Kind::complex ? info(t).size / 2 : info(t).size; }
+constexpr std::size_t float_size_for_int(DType t) {
+    return info(t).size <= 2 ? 4 : 8;
+}
+constexpr std::size_t real_size(DType t) {
+    return kind(t) == Kind::complex ? info(t).size / 2 : info(t).size;
+}
 constexpr int rank(Kind k) {
-    return k == Kind::boolean ? 0 : (k == Kind::signed_int || k == Kind::unsigned_int) ? 1 : k == Kind::floating ? 2 : 3;
+    return k == Kind::boolean                                   ? 0
+           : (k == Kind::signed_int || k == Kind::unsigned_int) ? 1
+           : k == Kind::floating                                ? 2
+                                                                : 3;
 }
 } // namespace detail
 
@@ -93,10 +132,13 @@ constexpr DType promote_weak(DType a, Kind k) {
 }
 
 // The type of true division: integers and bool divide to float64.
-constexpr DType true_divide_type(DType t) { return is_inexact(t) ? t : DType::float64; }
+constexpr DType true_divide_type(DType t) {
+    return is_inexact(t) ? t : DType::float64;
+}
 // The type a math function (sin, exp, ...) returns for an argument of type `t`.
 constexpr DType float_type(DType t) {
-    return is_inexact(t) ? t : detail::float_type_of_size(detail::float_size_for_int(t == DType::bool_ ? DType::int8 : t));
+    return is_inexact(t) ? t
+                         : detail::float_type_of_size(detail::float_size_for_int(t == DType::bool_ ? DType::int8 : t));
 }
 // The real type underlying `t` (complex64 -> float32), or `t` itself.
 constexpr DType real_type(DType t) {
@@ -105,9 +147,7 @@ constexpr DType real_type(DType t) {
 
 template <class T> struct dtype_of;
 #define XGPU_DTYPE_OF(T, D)                                                                                            \
-    template <> struct dtype_of<T> {                                                                                    \
-        static constexpr DType value = DType::D;                                                                       \
-    };
+    template <> struct dtype_of<T> { static constexpr DType value = DType::D; };
 XGPU_DTYPE_OF(bool, bool_)
 XGPU_DTYPE_OF(std::int8_t, int8)
 XGPU_DTYPE_OF(std::int16_t, int16)
@@ -125,7 +165,9 @@ XGPU_DTYPE_OF(std::complex<double>, complex128)
 template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
 
 template <class T>
-concept Element = requires { dtype_of<T>::value; };
+concept Element = requires {
+    dtype_of<T>::value;
+};
 
 // The C++ type for a DType, as a compile-time map.
 template <DType D> struct type_of;
@@ -147,14 +189,19 @@ template <DType D> using type_of_t = typename type_of<D>::type;
 // The kind of a C++ scalar: integers (not bool) are signed_int whatever their signedness, as
 // Python ints are; floating types are floating; std::complex is complex.
 template <class S> constexpr Kind scalar_kind() {
-    if constexpr (std::is_same_v<S, bool>) return Kind::boolean;
-    else if constexpr (std::is_integral_v<S>) return Kind::signed_int;
-    else if constexpr (std::is_floating_point_v<S>) return Kind::floating;
-    else return Kind::complex;
+    if constexpr (std::is_same_v<S, bool>)
+        return Kind::boolean;
+    else if constexpr (std::is_integral_v<S>)
+        return Kind::signed_int;
+    else if constexpr (std::is_floating_point_v<S>)
+        return Kind::floating;
+    else
+        return Kind::complex;
 }
 
 template <class S>
-concept Scalar = std::is_arithmetic_v<S> || std::is_same_v<S, std::complex<float>> || std::is_same_v<S, std::complex<double>>;
+concept Scalar =
+    std::is_arithmetic_v<S> || std::is_same_v<S, std::complex<float>> || std::is_same_v<S, std::complex<double>>;
 
 // The promotion rules at compile time, so that expressions have static result types.
 template <class A, class B> using promote_t = type_of_t<promote(dtype_v<A>, dtype_v<B>)>;

@@ -22,10 +22,11 @@ struct BoundArg {
     KernelArg scalar{};
     DType dtype{};
 };
-template <Element T> BoundArg bind_arg(const Array<T>& a) { return BoundArg{&a.desc(), {}, dtype_v<T>}; }
+template <Element T> BoundArg bind_arg(const Array<T>& a) {
+    return BoundArg{&a.desc(), {}, dtype_v<T>};
+}
 template <class S>
-    requires Scalar<S>
-BoundArg bind_arg(const S& s) {
+requires Scalar<S> BoundArg bind_arg(const S& s) {
     return BoundArg{nullptr, make_arg(s), dtype_v<std::conditional_t<std::is_same_v<S, long long>, std::int64_t, S>>};
 }
 
@@ -57,12 +58,10 @@ public:
     ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
                       const std::string& name = "elementwise_kernel", const std::string& preamble = "");
 
-    template <class... Args>
-    void operator()(const Args&... args) const {
+    template <class... Args> void operator()(const Args&... args) const {
         launch(nullptr, {detail::bind_arg(args)...});
     }
-    template <class... Args>
-    void operator()(const Slice& range, const Args&... args) const {
+    template <class... Args> void operator()(const Slice& range, const Args&... args) const {
         launch(&range, {detail::bind_arg(args)...});
     }
 

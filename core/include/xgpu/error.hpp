@@ -36,8 +36,8 @@ private:
 // The kernel source did not compile (or a cached binary did not load).
 class CompileError : public Error {
 public:
-    CompileError(const std::string& what, Origin origin, std::string log,
-                 std::vector<std::string> options, std::string source);
+    CompileError(const std::string& what, Origin origin, std::string log, std::vector<std::string> options,
+                 std::string source);
     const std::string& log() const noexcept { return log_; }
     const std::vector<std::string>& options() const noexcept { return options_; }
     const std::string& source() const noexcept { return source_; }

@@ -5,7 +5,9 @@
 
 namespace xgpu {
 
-namespace detail { class EventImpl; }
+namespace detail {
+class EventImpl;
+}
 
 class Event {
 public:

@@ -19,9 +19,9 @@ using NodePtr = std::shared_ptr<const Node>;
 struct Node {
     enum class Op : std::uint8_t { array, scalar, unary, binary, ternary };
     Op op;
-    DType type;               // the node's result type
-    const char* fn = "";      // operation: "add", "sin", "where", ...
-    ArrayDesc array;          // Op::array
+    DType type;                                        // the node's result type
+    const char* fn = "";                               // operation: "add", "sin", "where", ...
+    ArrayDesc array;                                   // Op::array
     alignas(16) std::array<unsigned char, 16> value{}; // Op::scalar, stored as `type`
     NodePtr a, b, c;
 };
@@ -35,9 +35,7 @@ const Context& node_context(const Node& n);
 // dst[...] = expression, as one kernel launch (through a temporary if dst overlaps an input).
 void evaluate(const Node& expr, const ArrayDesc& dst);
 
-template <class E> struct operand_traits {
-    static constexpr bool is_array = false;
-};
+template <class E> struct operand_traits { static constexpr bool is_array = false; };
 template <Element T> struct operand_traits<Array<T>> {
     static constexpr bool is_array = true;
     using type = T;
@@ -55,8 +53,7 @@ concept ArrayLike = detail::operand_traits<std::remove_cvref_t<E>>::is_array;
 template <class E>
 concept Operand = ArrayLike<E> || Scalar<std::remove_cvref_t<E>>;
 
-template <Element T>
-class Expr {
+template <Element T> class Expr {
 public:
     using value_type = T;
     explicit Expr(detail::NodePtr n) : node_(std::move(n)) {}
@@ -73,24 +70,31 @@ namespace detail {
 
 template <class E> constexpr DType operand_dtype() {
     using R = std::remove_cvref_t<E>;
-    if constexpr (operand_traits<R>::is_array) return dtype_v<typename operand_traits<R>::type>;
-    else return dtype_v<std::conditional_t<std::is_integral_v<R> && !std::is_same_v<R, bool>, std::int64_t, R>>;
+    if constexpr (operand_traits<R>::is_array)
+        return dtype_v<typename operand_traits<R>::type>;
+    else
+        return dtype_v<std::conditional_t<std::is_integral_v<R> && !std::is_same_v<R, bool>, std::int64_t, R>>;
 }
 
 // The type in which operands A and B combine (numpy's rules, C++ scalars weak as Python's).
 template <class A, class B> constexpr DType combined() {
     constexpr bool aa = ArrayLike<A>, ba = ArrayLike<B>;
-    if constexpr (aa && ba) return promote(operand_dtype<A>(), operand_dtype<B>());
-    else if constexpr (aa) return promote_weak(operand_dtype<A>(), scalar_kind<std::remove_cvref_t<B>>());
-    else return promote_weak(operand_dtype<B>(), scalar_kind<std::remove_cvref_t<A>>());
+    if constexpr (aa && ba)
+        return promote(operand_dtype<A>(), operand_dtype<B>());
+    else if constexpr (aa)
+        return promote_weak(operand_dtype<A>(), scalar_kind<std::remove_cvref_t<B>>());
+    else
+        return promote_weak(operand_dtype<B>(), scalar_kind<std::remove_cvref_t<A>>());
 }
 
 // The node for an operand; a scalar is stored in `as`, the type its operation computes in.
 template <class E> NodePtr node_of(const E& e, DType as) {
     using R = std::remove_cvref_t<E>;
     if constexpr (ArrayLike<R>) {
-        if constexpr (requires { e.node(); }) return e.node();
-        else return array_node(e.desc());
+        if constexpr (requires { e.node(); })
+            return e.node();
+        else
+            return array_node(e.desc());
     } else {
         return scalar_node(as, &e, dtype_v<R>);
     }
@@ -109,14 +113,17 @@ template <DType R, DType compute, class A, class B> Expr<type_of_t<R>> binary(co
 // Arithmetic: + - * / % and unary minus.
 #define XGPU_ARITH_OP(op, fn, rule)                                                                                    \
     template <Operand A, Operand B>                                                                                    \
-        requires(ArrayLike<A> || ArrayLike<B>)                                                                         \
-    auto op(const A& a, const B& b) {                                                                                  \
+    requires(ArrayLike<A> || ArrayLike<B>) auto op(const A& a, const B& b) {                                           \
         constexpr DType t = rule(detail::combined<A, B>());                                                            \
         return detail::binary<t, t>(fn, a, b);                                                                         \
     }
 namespace detail {
-constexpr DType same(DType t) { return t; }
-constexpr DType to_bool(DType) { return DType::bool_; }
+constexpr DType same(DType t) {
+    return t;
+}
+constexpr DType to_bool(DType) {
+    return DType::bool_;
+}
 } // namespace detail
 XGPU_ARITH_OP(operator+, "add", detail::same)
 XGPU_ARITH_OP(operator-, "sub", detail::same)
@@ -134,8 +141,7 @@ XGPU_ARITH_OP(hypot, "hypot", float_type)
 // Comparisons and logic give bool arrays; operands compare in their combined type.
 #define XGPU_BOOL_OP(op, fn)                                                                                           \
     template <Operand A, Operand B>                                                                                    \
-        requires(ArrayLike<A> || ArrayLike<B>)                                                                         \
-    auto op(const A& a, const B& b) {                                                                                  \
+    requires(ArrayLike<A> || ArrayLike<B>) auto op(const A& a, const B& b) {                                           \
         return detail::binary<DType::bool_, detail::combined<A, B>()>(fn, a, b);                                       \
     }
 XGPU_BOOL_OP(operator==, "eq")
@@ -150,14 +156,24 @@ XGPU_BOOL_OP(operator&&, "and")
 XGPU_BOOL_OP(operator||, "or")
 #undef XGPU_BOOL_OP
 
-template <ArrayLike A> auto operator-(const A& a) { return detail::unary<detail::operand_dtype<A>()>("neg", a); }
-template <ArrayLike A> auto operator+(const A& a) { return detail::unary<detail::operand_dtype<A>()>("pos", a); }
-template <ArrayLike A> auto operator!(const A& a) { return detail::unary<DType::bool_>("not", a); }
-template <ArrayLike A> auto logical_not(const A& a) { return detail::unary<DType::bool_>("not", a); }
+template <ArrayLike A> auto operator-(const A& a) {
+    return detail::unary<detail::operand_dtype<A>()>("neg", a);
+}
+template <ArrayLike A> auto operator+(const A& a) {
+    return detail::unary<detail::operand_dtype<A>()>("pos", a);
+}
+template <ArrayLike A> auto operator!(const A& a) {
+    return detail::unary<DType::bool_>("not", a);
+}
+template <ArrayLike A> auto logical_not(const A& a) {
+    return detail::unary<DType::bool_>("not", a);
+}
 
 // Math functions (PyCUDA's cumath, PyOpenCL's clmath): integer arguments compute in floating point.
 #define XGPU_MATH_FN(fn, rule)                                                                                         \
-    template <ArrayLike A> auto fn(const A& a) { return detail::unary<rule(detail::operand_dtype<A>())>(#fn, a); }
+    template <ArrayLike A> auto fn(const A& a) {                                                                       \
+        return detail::unary<rule(detail::operand_dtype<A>())>(#fn, a);                                                \
+    }
 XGPU_MATH_FN(sin, float_type)
 XGPU_MATH_FN(cos, float_type)
 XGPU_MATH_FN(tan, float_type)
@@ -198,32 +214,25 @@ XGPU_MATH_FN(isfinite, detail::to_bool)
 
 // where(condition, a, b): a where the condition is true, else b.
 template <Operand C, Operand A, Operand B>
-    requires(ArrayLike<C> || ArrayLike<A> || ArrayLike<B>)
-auto where(const C& cond, const A& a, const B& b) {
+requires(ArrayLike<C> || ArrayLike<A> || ArrayLike<B>) auto where(const C& cond, const A& a, const B& b) {
     constexpr DType t = (ArrayLike<A> || ArrayLike<B>) ? detail::combined<A, B>() : detail::operand_dtype<A>();
-    return Expr<type_of_t<t>>(detail::op_node("where", t, detail::node_of(cond, DType::bool_), detail::node_of(a, t),
-                                              detail::node_of(b, t)));
+    return Expr<type_of_t<t>>(
+        detail::op_node("where", t, detail::node_of(cond, DType::bool_), detail::node_of(a, t), detail::node_of(b, t)));
 }
 
 // Array members that take expressions.
-template <Element T>
-template <Element U>
-Array<T>::Array(const Expr<U>& e) {
+template <Element T> template <Element U> Array<T>::Array(const Expr<U>& e) {
     *this = e;
 }
 
-template <Element T>
-template <Element U>
-Array<T>& Array<T>::operator=(const Expr<U>& e) {
+template <Element T> template <Element U> Array<T>& Array<T>::operator=(const Expr<U>& e) {
     if (!d_.buffer) d_ = detail::make_array(detail::node_context(*e.node()), dtype(), e.shape(), Order::C);
     detail::evaluate(*e.node(), d_);
     return *this;
 }
 
 #define XGPU_COMPOUND(op, binop)                                                                                       \
-    template <Element T>                                                                                               \
-    template <class E>                                                                                                 \
-    Array<T>& Array<T>::op(const E& e) {                                                                               \
+    template <Element T> template <class E> Array<T>& Array<T>::op(const E& e) {                                       \
         auto expr = (*this)binop e;                                                                                    \
         detail::evaluate(*expr.node(), d_);                                                                            \
         return *this;                                                                                                  \

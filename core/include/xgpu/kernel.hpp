@@ -27,17 +27,18 @@ class BufferImpl;
 struct KernelArg {
     enum class Kind : unsigned char { buffer, scalar, local };
     Kind kind;
-    std::size_t size;              // scalar size, or local-memory bytes
-    const void* value = nullptr;   // scalar value
-    BufferImpl* buffer = nullptr;  // buffer argument
+    std::size_t size;             // scalar size, or local-memory bytes
+    const void* value = nullptr;  // scalar value
+    BufferImpl* buffer = nullptr; // buffer argument
 };
 
 inline KernelArg make_arg(const Buffer& b) {
     return {KernelArg::Kind::buffer, sizeof(void*), nullptr, b.impl().get()};
 }
-inline KernelArg make_arg(const Local& l) { return {KernelArg::Kind::local, l.bytes, nullptr, nullptr}; }
-template <class T>
-KernelArg make_arg(const T& v) {
+inline KernelArg make_arg(const Local& l) {
+    return {KernelArg::Kind::local, l.bytes, nullptr, nullptr};
+}
+template <class T> KernelArg make_arg(const T& v) {
     static_assert(!std::is_pointer_v<T>, "a host pointer cannot be a kernel argument: pass an xgpu::Buffer");
     static_assert(!std::is_same_v<T, bool>, "bool kernel arguments differ between backends: pass an int");
     static_assert(std::is_trivially_copyable_v<T>, "kernel scalars must be trivially copyable");
@@ -56,8 +57,7 @@ public:
 
     // Enqueues the kernel over `grid` with the given arguments (Buffer, Local, or scalars).
     // Arguments are checked (count, buffer context, geometry) before anything is enqueued.
-    template <class... Args>
-    void launch(const Queue& queue, const Grid& grid, const Args&... args) const {
+    template <class... Args> void launch(const Queue& queue, const Grid& grid, const Args&... args) const {
         const std::array<detail::KernelArg, sizeof...(Args)> packed{detail::make_arg(args)...};
         launch_args(queue, grid, packed);
     }

@@ -13,7 +13,9 @@
 namespace xgpu {
 
 class Context;
-namespace detail { struct PoolState; }
+namespace detail {
+struct PoolState;
+}
 
 struct PoolStats {
     std::size_t active_blocks = 0, active_bytes = 0; // handed out and not yet freed

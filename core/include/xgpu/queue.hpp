@@ -12,7 +12,10 @@
 
 namespace xgpu {
 
-namespace detail { class QueueImpl; class ContextImpl; }
+namespace detail {
+class QueueImpl;
+class ContextImpl;
+} // namespace detail
 
 class Queue {
 public:
@@ -34,8 +37,7 @@ public:
     // (both multiples of the pattern size). Asynchronous.
     Event fill(const Buffer& dst, const void* pattern, std::size_t pattern_size, std::size_t bytes,
                std::size_t offset = 0) const;
-    template <class T>
-    Event fill(const Buffer& dst, const T& value) const {
+    template <class T> Event fill(const Buffer& dst, const T& value) const {
         static_assert(std::is_trivially_copyable_v<T>);
         return fill(dst, &value, sizeof(T), dst.size() / sizeof(T) * sizeof(T), 0);
     }

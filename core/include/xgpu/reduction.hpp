@@ -19,8 +19,7 @@
 
 namespace xgpu {
 
-template <Element T>
-class DeviceScalar : public Array<T> {
+template <Element T> class DeviceScalar : public Array<T> {
 public:
     DeviceScalar() = default;
     explicit DeviceScalar(detail::ArrayDesc d) : Array<T>(std::move(d)) {}
@@ -38,15 +37,15 @@ template <Element T> struct operand_traits<DeviceScalar<T>> {
 
 // What a reduction computes, as kernel code over an accumulator type.
 struct ReduceSpec {
-    std::string name;          // part of the kernel key
-    std::string acc_type;      // accumulator type in kernel code
-    std::string declarations;  // type and function declarations the code below needs
-    std::string neutral;       // an expression of acc_type: the neutral element
-    std::string reduce;        // an expression combining accumulators `a` and `b`
-    std::string map;           // an expression making an accumulator from value `v` at index `i`
-    std::string finish;        // an expression making the result from the final accumulator `a`
-    DType out;                 // the result's type
-    bool shuffle = false;      // acc_type may use CUDA's warp shuffles
+    std::string name;         // part of the kernel key
+    std::string acc_type;     // accumulator type in kernel code
+    std::string declarations; // type and function declarations the code below needs
+    std::string neutral;      // an expression of acc_type: the neutral element
+    std::string reduce;       // an expression combining accumulators `a` and `b`
+    std::string map;          // an expression making an accumulator from value `v` at index `i`
+    std::string finish;       // an expression making the result from the final accumulator `a`
+    DType out;                // the result's type
+    bool shuffle = false;     // acc_type may use CUDA's warp shuffles
 };
 
 enum class ReduceOp { sum, min, max, argmin, argmax, any, all, norm1, norm2, norm_inf };
@@ -57,13 +56,18 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op);
 ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis);
 
 constexpr DType sum_type(DType t) {
-    if (t == DType::bool_ || kind(t) == Kind::signed_int) return info(t).size < 8 || t == DType::bool_ ? DType::int64 : t;
+    if (t == DType::bool_ || kind(t) == Kind::signed_int)
+        return info(t).size < 8 || t == DType::bool_ ? DType::int64 : t;
     if (kind(t) == Kind::unsigned_int) return DType::uint64;
     return t;
 }
-constexpr DType norm_type(DType t) { return float_type(real_type(t)); }
+constexpr DType norm_type(DType t) {
+    return float_type(real_type(t));
+}
 
-template <class E> NodePtr expr_node(const E& e) { return node_of(e, operand_dtype<E>()); }
+template <class E> NodePtr expr_node(const E& e) {
+    return node_of(e, operand_dtype<E>());
+}
 
 class ReductionKernelImpl {
 public:
@@ -108,12 +112,16 @@ template <ArrayLike A, ArrayLike B> auto dot(const A& x, const B& y) {
     return DeviceScalar<typename decltype(prod)::value_type>(detail::reduce_all(*prod.node(), detail::ReduceOp::sum));
 }
 // numpy.vdot: the first argument conjugated.
-template <ArrayLike A, ArrayLike B> auto vdot(const A& x, const B& y) { return dot(conj(x), y); }
+template <ArrayLike A, ArrayLike B> auto vdot(const A& x, const B& y) {
+    return dot(conj(x), y);
+}
 
 // numpy.linalg.norm of a vector: ord 2 (default), 1, or infinity (std::numeric_limits<double>::infinity()).
 template <ArrayLike E> auto norm(const E& e, double ord = 2) {
     constexpr DType t = detail::norm_type(detail::operand_dtype<E>());
-    const auto op = ord == 2 ? detail::ReduceOp::norm2 : ord == 1 ? detail::ReduceOp::norm1 : detail::ReduceOp::norm_inf;
+    const auto op = ord == 2   ? detail::ReduceOp::norm2
+                    : ord == 1 ? detail::ReduceOp::norm1
+                               : detail::ReduceOp::norm_inf;
     if (ord != 1 && ord != 2 && !(ord > 0 && std::isinf(ord)))
         throw InvalidArgument("xgpu: norm: ord must be 1, 2 or infinity");
     return DeviceScalar<type_of_t<t>>(detail::reduce_all(*detail::expr_node(e), op));
@@ -136,8 +144,7 @@ template <ArrayLike E> auto max(const E& e, std::size_t axis) {
 //
 //   xgpu::ReductionKernel<double> dot(ctx, "0", "a + b", "x[i] * y[i]", "const double* x, const double* y");
 //   double d = dot(x, y).get();
-template <Element T>
-class ReductionKernel {
+template <Element T> class ReductionKernel {
 public:
     ReductionKernel(const Context& ctx, const std::string& neutral, const std::string& reduce, const std::string& map,
                     const std::string& arguments, const std::string& name = "reduce_kernel",

@@ -12,6 +12,8 @@ using WarningHandler = std::function<void(const std::string&)>;
 // Replaces the warning handler and returns the previous one. An empty handler restores stderr.
 WarningHandler set_warning_handler(WarningHandler handler);
 
-namespace detail { void warn(const std::string& message); }
+namespace detail {
+void warn(const std::string& message);
+}
 
 } // namespace xgpu

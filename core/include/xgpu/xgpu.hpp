@@ -9,6 +9,6 @@
 #include "xgpu/event.hpp"
 #include "xgpu/grid.hpp"
 #include "xgpu/kernel.hpp"
-#include "xgpu/queue.hpp"
 #include "xgpu/pool.hpp"
+#include "xgpu/queue.hpp"
 #include "xgpu/warning.hpp"

@@ -31,22 +31,26 @@ template <class Param> std::vector<Param> parse(const std::string& arguments) {
         Param p;
         p.declaration = decl;
         std::size_t e = decl.size();
-        while (e > 0 && (std::isalnum(static_cast<unsigned char>(decl[e - 1])) || decl[e - 1] == '_')) --e;
+        while (e > 0 && (std::isalnum(static_cast<unsigned char>(decl[e - 1])) || decl[e - 1] == '_'))
+            --e;
         p.name = decl.substr(e);
-        if (p.name.empty() || e == 0) throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel: cannot read the argument '{}'", decl));
+        if (p.name.empty() || e == 0)
+            throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel: cannot read the argument '{}'", decl));
         std::string type = trim(decl.substr(0, e));
         p.pointer = type.find('*') != std::string::npos;
         // The element (or scalar) type: what is left without qualifiers, address spaces and '*'.
         std::string base;
         std::size_t i = 0;
         while (i < type.size()) {
-            while (i < type.size() && !(std::isalnum(static_cast<unsigned char>(type[i])) || type[i] == '_')) ++i;
+            while (i < type.size() && !(std::isalnum(static_cast<unsigned char>(type[i])) || type[i] == '_'))
+                ++i;
             std::size_t j = i;
-            while (j < type.size() && (std::isalnum(static_cast<unsigned char>(type[j])) || type[j] == '_')) ++j;
+            while (j < type.size() && (std::isalnum(static_cast<unsigned char>(type[j])) || type[j] == '_'))
+                ++j;
             const std::string word = type.substr(i, j - i);
             i = j;
-            if (word.empty() || word == "const" || word == "volatile" || word == "XGPU_GLOBAL" || word == "XGPU_RESTRICT" ||
-                word == "__global" || word == "restrict" || word == "__restrict__")
+            if (word.empty() || word == "const" || word == "volatile" || word == "XGPU_GLOBAL" ||
+                word == "XGPU_RESTRICT" || word == "__global" || word == "restrict" || word == "__restrict__")
                 continue;
             base += (base.empty() ? "" : " ") + word;
         }
@@ -59,11 +63,16 @@ template <class Param> std::vector<Param> parse(const std::string& arguments) {
 // The dtype a declared type names, where it names one we know.
 std::optional<DType> dtype_named(const std::string& t) {
     static const std::pair<const char*, DType> names[] = {
-        {"float", DType::float32},    {"double", DType::float64},   {"int8_t", DType::int8},     {"char", DType::int8},
-        {"int16_t", DType::int16},    {"short", DType::int16},      {"int32_t", DType::int32},   {"int", DType::int32},
-        {"int64_t", DType::int64},    {"uint8_t", DType::uint8},    {"uchar", DType::uint8},     {"unsigned char", DType::uint8},
-        {"uint16_t", DType::uint16},  {"ushort", DType::uint16},    {"uint32_t", DType::uint32}, {"uint", DType::uint32},
-        {"unsigned int", DType::uint32}, {"unsigned", DType::uint32}, {"uint64_t", DType::uint64}, {"ulong", DType::uint64},
+        {"float", DType::float32},         {"double", DType::float64},
+        {"int8_t", DType::int8},           {"char", DType::int8},
+        {"int16_t", DType::int16},         {"short", DType::int16},
+        {"int32_t", DType::int32},         {"int", DType::int32},
+        {"int64_t", DType::int64},         {"uint8_t", DType::uint8},
+        {"uchar", DType::uint8},           {"unsigned char", DType::uint8},
+        {"uint16_t", DType::uint16},       {"ushort", DType::uint16},
+        {"uint32_t", DType::uint32},       {"uint", DType::uint32},
+        {"unsigned int", DType::uint32},   {"unsigned", DType::uint32},
+        {"uint64_t", DType::uint64},       {"ulong", DType::uint64},
         {"xgpu_cfloat", DType::complex64}, {"xgpu_cdouble", DType::complex128}};
     for (const auto& [n, d] : names)
         if (t == n) return d;
@@ -87,8 +96,8 @@ std::string array_decl(const std::string& declaration, const std::string& name) 
 std::string UserArguments::params() const {
     std::string out;
     for (const auto& p : params_)
-        out += p.pointer ? fmt::format("{} xgpu_base_{}, const int64_t xgpu_off_{}, ", array_decl(p.declaration, p.name),
-                                       p.name, p.name)
+        out += p.pointer ? fmt::format("{} xgpu_base_{}, const int64_t xgpu_off_{}, ",
+                                       array_decl(p.declaration, p.name), p.name, p.name)
                          : p.declaration + ", ";
     return out;
 }
@@ -97,26 +106,27 @@ std::string UserArguments::rebind() const {
     std::string out;
     for (const auto& p : params_)
         if (p.pointer)
-            out += fmt::format("    {} {} = xgpu_base_{} + xgpu_off_{};\n", array_decl(p.declaration, p.name), p.name, p.name,
-                               p.name);
+            out += fmt::format("    {} {} = xgpu_base_{} + xgpu_off_{};\n", array_decl(p.declaration, p.name), p.name,
+                               p.name, p.name);
     return out;
 }
 
 std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out,
                                  std::vector<std::int64_t>& offsets) const {
     if (args.size() != params_.size())
-        throw InvalidArgument(fmt::format("xgpu: kernel '{}' takes {} arguments, {} given", kernel_, params_.size(), args.size()));
+        throw InvalidArgument(
+            fmt::format("xgpu: kernel '{}' takes {} arguments, {} given", kernel_, params_.size(), args.size()));
     std::int64_t size = -1;
     for (std::size_t k = 0; k < args.size(); ++k) {
         const auto& p = params_[k];
         const auto& a = args[k];
         if (p.pointer != (a.array != nullptr))
-            throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') must be {}", kernel_, k, p.declaration,
-                                              p.pointer ? "an Array" : "a scalar"));
+            throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') must be {}", kernel_, k,
+                                              p.declaration, p.pointer ? "an Array" : "a scalar"));
         const auto want = dtype_named(p.type);
         if (want && *want != a.dtype)
-            throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') declares {}, but {} was given", kernel_, k,
-                                              p.declaration, name(*want), name(a.dtype)));
+            throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') declares {}, but {} was given",
+                                              kernel_, k, p.declaration, name(*want), name(a.dtype)));
         if (a.array) {
             if (!(a.array->context == ctx))
                 throw InvalidArgument(
@@ -150,8 +160,8 @@ ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& argu
     const std::string begin = detail::stream_begin(ctx, "xgpu_k");
     source_ = fmt::format("{}\n{}\nXGPU_KERNEL void {}({}const int64_t xgpu_start, const int64_t xgpu_step, {}) {{\n{}"
                           "    const int64_t i = xgpu_start + (int64_t)xgpu_k * xgpu_step;\n{}    {};\n}}\n",
-                          detail::embedded_kernel("array.h"), preamble, name, args_.params(), detail::stream_params, begin,
-                          args_.rebind(), operation);
+                          detail::embedded_kernel("array.h"), preamble, name, args_.params(), detail::stream_params,
+                          begin, args_.rebind(), operation);
     kernel_ = ctx.compile(source_).kernel(name);
 }
 

@@ -18,11 +18,16 @@ namespace {
 // Converts one host scalar to another type, as a C++ cast (complex to real keeps the real part).
 template <class To, class From> To cast_scalar(const From& v) {
     constexpr bool to_c = !std::is_arithmetic_v<To>, from_c = !std::is_arithmetic_v<From>;
-    if constexpr (to_c && from_c) return To(typename To::value_type(v.real()), typename To::value_type(v.imag()));
-    else if constexpr (to_c) return To(typename To::value_type(v), 0);
-    else if constexpr (from_c) return static_cast<To>(v.real());
-    else if constexpr (std::is_same_v<To, bool>) return v != From(0);
-    else return static_cast<To>(v);
+    if constexpr (to_c && from_c)
+        return To(typename To::value_type(v.real()), typename To::value_type(v.imag()));
+    else if constexpr (to_c)
+        return To(typename To::value_type(v), 0);
+    else if constexpr (from_c)
+        return static_cast<To>(v.real());
+    else if constexpr (std::is_same_v<To, bool>)
+        return v != From(0);
+    else
+        return static_cast<To>(v);
 }
 
 template <class F> decltype(auto) visit_dtype(DType t, F&& f) {
@@ -98,8 +103,10 @@ void broadcast_into(Shape& acc, const Shape& s, bool& ok) {
     for (std::size_t d = 0; d < s.size(); ++d) {
         std::size_t& x = acc[off + d];
         if (x == s[d] || s[d] == 1) continue;
-        if (x == 1) x = s[d];
-        else ok = false;
+        if (x == 1)
+            x = s[d];
+        else
+            ok = false;
     }
 }
 
@@ -122,7 +129,8 @@ Shape result_shape(const Node& n) {
 const Context& node_context(const Node& n) {
     const Context* ctx = nullptr;
     for_each_array(n, [&](const ArrayDesc& a) {
-        if (!ctx) ctx = &a.context;
+        if (!ctx)
+            ctx = &a.context;
         else if (!(*ctx == a.context))
             throw InvalidArgument("xgpu: an expression mixes arrays of different contexts");
     });
@@ -153,20 +161,29 @@ Operand classify(const ArrayDesc& a, const Shape& result) {
             o.strides[off + d] = a.strides[d];
             any = true;
         }
-    if (!any) o.layout = Layout::single;
-    else if (a.shape == result && a.is_c_contiguous()) o.layout = Layout::contiguous;
+    if (!any)
+        o.layout = Layout::single;
+    else if (a.shape == result && a.is_c_contiguous())
+        o.layout = Layout::contiguous;
     return o;
 }
 
-const char* dev(DType t) { return info(t).device_name; }
-bool is_complex(DType t) { return kind(t) == Kind::complex; }
-std::string cplx(DType t) { return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble"; }
+const char* dev(DType t) {
+    return info(t).device_name;
+}
+bool is_complex(DType t) {
+    return kind(t) == Kind::complex;
+}
+std::string cplx(DType t) {
+    return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble";
+}
 
 // `v` (of type `from`) as type `to`, as an expression.
 std::string convert(const std::string& v, DType from, DType to) {
     if (from == to) return v;
     if (to == DType::bool_)
-        return is_complex(from) ? fmt::format("(uint8_t)({0}.re != 0 || {0}.im != 0)", v) : fmt::format("(uint8_t)({} != 0)", v);
+        return is_complex(from) ? fmt::format("(uint8_t)({0}.re != 0 || {0}.im != 0)", v)
+                                : fmt::format("(uint8_t)({} != 0)", v);
     if (is_complex(to)) {
         const char* r = dev(real_type(to));
         if (is_complex(from)) return fmt::format("{}_make(({}){}.re, ({}){}.im)", cplx(to), r, v, r, v);
@@ -183,7 +200,8 @@ public:
         : root_(root), ctx_(ctx), shape_(shape) {
         operands_.push_back(dst ? classify(*dst, shape_) : Operand{nullptr, Layout::contiguous, {}});
         collect(root);
-        for (const auto& o : operands_) strided_ = strided_ || o.layout == Layout::strided;
+        for (const auto& o : operands_)
+            strided_ = strided_ || o.layout == Layout::strided;
     }
 
     std::string key() const {
@@ -198,15 +216,18 @@ public:
 
     // The kernel parameters for the operands (destination first, if any), comma separated.
     std::string params() const {
-        std::string params =
-            operands_[0].array ? fmt::format("XGPU_GLOBAL {}* p0, const int64_t o0", dev(operands_[0].array->dtype)) : "";
+        std::string params = operands_[0].array
+                                 ? fmt::format("XGPU_GLOBAL {}* p0, const int64_t o0", dev(operands_[0].array->dtype))
+                                 : "";
         std::size_t next_array = 1, next_scalar = 0;
         params_of(root_, params, next_array, next_scalar);
         if (strided_) {
-            for (std::size_t d = 0; d < shape_.size(); ++d) params += fmt::format(", const uint64_t n{}", d);
+            for (std::size_t d = 0; d < shape_.size(); ++d)
+                params += fmt::format(", const uint64_t n{}", d);
             for (std::size_t k = 0; k < operands_.size(); ++k)
                 if (operands_[k].layout == Layout::strided)
-                    for (std::size_t d = 0; d < shape_.size(); ++d) params += fmt::format(", const int64_t s{}_{}", k, d);
+                    for (std::size_t d = 0; d < shape_.size(); ++d)
+                        params += fmt::format(", const int64_t s{}_{}", k, d);
         }
         if (params.rfind(", ", 0) == 0) params.erase(0, 2);
         return params;
@@ -227,7 +248,8 @@ public:
     std::string source() {
         std::string body;
         const std::string result = element(body);
-        body += fmt::format("    p0[o0 + {}] = {};\n", index_of(0), convert(result, root_.type, operands_[0].array->dtype));
+        body +=
+            fmt::format("    p0[o0 + {}] = {};\n", index_of(0), convert(result, root_.type, operands_[0].array->dtype));
         return fmt::format("{}\nXGPU_KERNEL void xgpu_elementwise({}, {}) {{\n{}{}}}\n", embedded_kernel("array.h"),
                            params(), stream_params, stream_begin(ctx_), body);
     }
@@ -246,10 +268,12 @@ public:
         std::size_t k = 1;
         args_of(root_, args, push_int, k);
         if (strided_) {
-            for (auto s : shape_) push_int(std::int64_t(s));
+            for (auto s : shape_)
+                push_int(std::int64_t(s));
             for (const auto& o : operands_)
                 if (o.layout == Layout::strided)
-                    for (auto s : o.strides) push_int(s);
+                    for (auto s : o.strides)
+                        push_int(s);
         }
     }
 
@@ -307,7 +331,8 @@ private:
         case Layout::single: return "0";
         default: {
             std::string s;
-            for (std::size_t d = 0; d < shape_.size(); ++d) s += fmt::format("{}k{} * s{}_{}", d ? " + " : "", d, k, d);
+            for (std::size_t d = 0; d < shape_.size(); ++d)
+                s += fmt::format("{}k{} * s{}_{}", d ? " + " : "", d, k, d);
             return s.empty() ? "0" : s;
         }
         }
@@ -353,7 +378,8 @@ private:
             const DType C = cmp ? promote(ta, tb) : (f == "atan2" || f == "hypot") ? R : R;
             const std::string a = convert(a0, ta, C), b = convert(b0, tb, C);
             if (cmp) {
-                static const char* ops[][2] = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
+                static const char* ops[][2] = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                               {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
                 const char* op = "";
                 for (auto& o : ops)
                     if (f == o[0]) op = o[1];
@@ -365,7 +391,8 @@ private:
                 return fmt::format("(uint8_t)({} {} {})", a, op, b);
             }
             if (is_complex(C)) {
-                if (f == "add" || f == "sub" || f == "mul" || f == "div") return fmt::format("{}_{}({}, {})", cplx(C), f, a, b);
+                if (f == "add" || f == "sub" || f == "mul" || f == "div")
+                    return fmt::format("{}_{}({}, {})", cplx(C), f, a, b);
                 unsupported(n, C);
             }
             const bool flt = kind(C) == Kind::floating;
@@ -374,7 +401,8 @@ private:
             if (f == "mod" || f == "fmod") {
                 // numpy: % takes the divisor's sign (floor modulo); fmod the dividend's. x % 0 gives 0 for integers.
                 const std::string x = temp(C, a, body), y = temp(C, b, body);
-                std::string r = flt ? fmt::format("fmod({}, {})", x, y) : fmt::format("({1} == 0 ? ({2})0 : {0} % {1})", x, y, dev(C));
+                std::string r = flt ? fmt::format("fmod({}, {})", x, y)
+                                    : fmt::format("({1} == 0 ? ({2})0 : {0} % {1})", x, y, dev(C));
                 if (f == "fmod") return r;
                 const std::string rv = temp(C, r, body);
                 return fmt::format("(({0} != 0 && (({0} < 0) != ({1} < 0))) ? ({2})({0} + {1}) : {0})", rv, y, dev(C));
@@ -449,15 +477,16 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
     if (!dst.buffer) throw InvalidArgument("xgpu: assignment to an empty Array");
     // Check everything before any work: contexts, shapes, types.
     for_each_array(expr, [&](const ArrayDesc& a) {
-        if (!(a.context == dst.context)) throw InvalidArgument("xgpu: an expression mixes arrays of different contexts");
+        if (!(a.context == dst.context))
+            throw InvalidArgument("xgpu: an expression mixes arrays of different contexts");
     });
     Shape shape = result_shape(expr);
     bool ok = true;
     Shape check = dst.shape;
     broadcast_into(check, shape, ok);
     if (!ok || check != dst.shape)
-        throw ShapeError(fmt::format("xgpu: cannot assign a result of shape {} to an array of shape {}", to_string(shape),
-                                     to_string(dst.shape)));
+        throw ShapeError(fmt::format("xgpu: cannot assign a result of shape {} to an array of shape {}",
+                                     to_string(shape), to_string(dst.shape)));
     check_types(expr, dst.context);
     require_fp64(dst.context, dst.dtype);
     if (dst.size() == 0) return;
@@ -477,14 +506,17 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
 
     Generator gen(expr, dst.context, dst.shape, &dst);
     const std::string key = gen.key();
-    Kernel k = generated_kernel(dst.context, key, [&] { return gen.source(); }, "xgpu_elementwise");
+    Kernel k = generated_kernel(
+        dst.context, key, [&] { return gen.source(); }, "xgpu_elementwise");
     std::vector<KernelArg> args;
     std::vector<std::int64_t> ints;
     gen.arguments(args, ints);
     stream_launch(dst.context, k, std::move(args), dst.size());
 }
 
-void assign(const ArrayDesc& dst, const ArrayDesc& src) { evaluate(*array_node(src), dst); }
+void assign(const ArrayDesc& dst, const ArrayDesc& src) {
+    evaluate(*array_node(src), dst);
+}
 
 std::string map_key(const Node& expr, const Context& ctx, const Shape& shape) {
     return Generator(expr, ctx, shape, nullptr).key();
@@ -506,6 +538,8 @@ void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std
     Generator(expr, ctx, shape, nullptr).arguments(args, ints);
 }
 
-std::string convert_code(const std::string& value, DType from, DType to) { return convert(value, from, to); }
+std::string convert_code(const std::string& value, DType from, DType to) {
+    return convert(value, from, to);
+}
 
 } // namespace xgpu::detail

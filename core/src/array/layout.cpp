@@ -15,7 +15,8 @@ std::string to_string(const Shape& shape) {
 
 std::size_t shape_size(const Shape& shape) {
     std::size_t n = 1;
-    for (auto s : shape) n *= s;
+    for (auto s : shape)
+        n *= s;
     return n;
 }
 
@@ -47,13 +48,17 @@ bool matches(const ArrayDesc& a, const Strides& want) {
 }
 } // namespace
 
-bool ArrayDesc::is_c_contiguous() const { return size() == 0 || matches(*this, contiguous_strides(shape, Order::C)); }
-bool ArrayDesc::is_f_contiguous() const { return size() == 0 || matches(*this, contiguous_strides(shape, Order::F)); }
+bool ArrayDesc::is_c_contiguous() const {
+    return size() == 0 || matches(*this, contiguous_strides(shape, Order::C));
+}
+bool ArrayDesc::is_f_contiguous() const {
+    return size() == 0 || matches(*this, contiguous_strides(shape, Order::F));
+}
 
 void require_fp64(const Context& ctx, DType dtype) {
     if ((dtype == DType::float64 || dtype == DType::complex128) && !ctx.device().has_fp64())
-        throw InvalidArgument(fmt::format("xgpu: {} arrays need double precision, which {} ({}) does not have", name(dtype),
-                                          ctx.device().name(), ctx.backend()));
+        throw InvalidArgument(fmt::format("xgpu: {} arrays need double precision, which {} ({}) does not have",
+                                          name(dtype), ctx.device().name(), ctx.backend()));
 }
 
 ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order order) {
@@ -70,7 +75,8 @@ ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order 
 
 ArrayDesc view(const ArrayDesc& a, std::span<const Index> index) {
     if (index.size() > a.shape.size())
-        throw InvalidArgument(fmt::format("xgpu: too many indices ({}) for an array of shape {}", index.size(), to_string(a.shape)));
+        throw InvalidArgument(
+            fmt::format("xgpu: too many indices ({}) for an array of shape {}", index.size(), to_string(a.shape)));
     ArrayDesc v = a;
     v.shape.clear();
     v.strides.clear();
@@ -129,13 +135,16 @@ ArrayDesc transpose(const ArrayDesc& a, std::span<const std::size_t> axes) {
     const std::size_t nd = a.shape.size();
     std::vector<std::size_t> perm(nd);
     if (axes.empty()) {
-        for (std::size_t d = 0; d < nd; ++d) perm[d] = nd - 1 - d;
+        for (std::size_t d = 0; d < nd; ++d)
+            perm[d] = nd - 1 - d;
     } else {
-        if (axes.size() != nd) throw InvalidArgument(fmt::format("xgpu: transpose: {} axes for {} dimensions", axes.size(), nd));
+        if (axes.size() != nd)
+            throw InvalidArgument(fmt::format("xgpu: transpose: {} axes for {} dimensions", axes.size(), nd));
         std::vector<bool> seen(nd, false);
         for (std::size_t d = 0; d < nd; ++d) {
             if (axes[d] >= nd || seen[axes[d]])
-                throw InvalidArgument(fmt::format("xgpu: transpose: axes ({}) are not a permutation", fmt::join(axes, ", ")));
+                throw InvalidArgument(
+                    fmt::format("xgpu: transpose: axes ({}) are not a permutation", fmt::join(axes, ", ")));
             seen[axes[d]] = true;
             perm[d] = axes[d];
         }

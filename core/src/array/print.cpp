@@ -71,7 +71,8 @@ struct Printer {
     bool summarise = false;
 
     void pad() {
-        for (const auto& c : cells) width = std::max(width, c.size());
+        for (const auto& c : cells)
+            width = std::max(width, c.size());
     }
     void print(std::ostream& os, std::size_t dim, std::size_t start, std::size_t stride, std::size_t indent) const {
         const std::size_t n = shape[dim];
@@ -80,8 +81,10 @@ struct Printer {
         for (std::size_t i = 0; i < n; ++i) {
             if (summarise && n > 2 * edge && i == edge) {
                 os << (dim + 1 == shape.size() ? "..." : "...");
-                if (dim + 1 == shape.size()) os << ' ';
-                else os << ",\n" << std::string(indent + 1, ' ');
+                if (dim + 1 == shape.size())
+                    os << ' ';
+                else
+                    os << ",\n" << std::string(indent + 1, ' ');
                 i = n - edge - 1;
                 continue;
             }
@@ -119,35 +122,37 @@ void print(std::ostream& os, const ArrayDesc& a) {
     Printer p{a.shape, {}, 0, a.size() > threshold};
     const DType t = a.dtype;
     if (t == DType::bool_) {
-        for (auto v : read<std::uint8_t>(a)) p.cells.push_back(v ? "True" : "False");
+        for (auto v : read<std::uint8_t>(a))
+            p.cells.push_back(v ? "True" : "False");
     } else if (is_integer(t)) {
-        if (kind(t) == Kind::unsigned_int) {
-            std::vector<std::uint64_t> v(a.size());
-            ArrayDesc c = make_array(a.context, DType::uint64, a.shape, Order::C);
+        // Widened on the device to 64 bits of the same signedness, then formatted.
+        auto widened = [&](auto zero, DType wide) {
+            std::vector<decltype(zero)> v(a.size());
+            ArrayDesc c = make_array(a.context, wide, a.shape, Order::C);
             assign(c, a);
             to_host(c, v.data());
-            for (auto x : v) p.cells.push_back(std::to_string(x));
-        } else {
-            std::vector<std::int64_t> v(a.size());
-            ArrayDesc c = make_array(a.context, DType::int64, a.shape, Order::C);
-            assign(c, a);
-            to_host(c, v.data());
-            for (auto x : v) p.cells.push_back(std::to_string(x));
-        }
+            for (auto x : v)
+                p.cells.push_back(std::to_string(x));
+        };
+        if (kind(t) == Kind::unsigned_int) widened(std::uint64_t{}, DType::uint64);
+        else widened(std::int64_t{}, DType::int64);
     } else if (kind(t) == Kind::floating) {
         std::vector<double> v;
         if (t == DType::float32)
-            for (float x : read<float>(a)) v.push_back(x);
+            for (float x : read<float>(a))
+                v.push_back(x);
         else
             v = read<double>(a);
         RealFormat f;
         f.single = t == DType::float32;
         f.fit(v);
-        for (double x : v) p.cells.push_back(f(x));
+        for (double x : v)
+            p.cells.push_back(f(x));
     } else {
         std::vector<std::complex<double>> v;
         if (t == DType::complex64)
-            for (auto x : read<std::complex<float>>(a)) v.emplace_back(x.real(), x.imag());
+            for (auto x : read<std::complex<float>>(a))
+                v.emplace_back(x.real(), x.imag());
         else
             v = read<std::complex<double>>(a);
         std::vector<double> re, im;
@@ -161,7 +166,8 @@ void print(std::ostream& os, const ArrayDesc& a) {
         fi.fit(im);
         for (auto z : v) {
             std::string i = fi(std::fabs(z.imag()));
-            while (!i.empty() && i.back() == ' ') i.pop_back();
+            while (!i.empty() && i.back() == ' ')
+                i.pop_back();
             p.cells.push_back(fmt::format("{}{}{}j", fr(z.real()), std::signbit(z.imag()) ? '-' : '+', i));
         }
     }

@@ -18,9 +18,15 @@
 namespace xgpu::detail {
 namespace {
 
-const char* dev(DType t) { return info(t).device_name; }
-bool is_float(DType t) { return kind(t) == Kind::floating; }
-std::string cplx(DType t) { return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble"; }
+const char* dev(DType t) {
+    return info(t).device_name;
+}
+bool is_float(DType t) {
+    return kind(t) == Kind::floating;
+}
+std::string cplx(DType t) {
+    return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble";
+}
 
 // The largest (or smallest) value of `t`, as kernel code.
 std::string extreme(DType t, bool largest) {
@@ -30,9 +36,12 @@ std::string extreme(DType t, bool largest) {
     }
     const std::size_t bits = 8 * info(t).size;
     std::uint64_t v;
-    if (t == DType::bool_) v = largest ? 1 : 0;
-    else if (kind(t) == Kind::unsigned_int) v = largest ? (bits == 64 ? ~0ull : (1ull << bits) - 1) : 0;
-    else v = largest ? (1ull << (bits - 1)) - 1 : (bits == 64 ? (1ull << 63) : ((~0ull) << (bits - 1)));
+    if (t == DType::bool_)
+        v = largest ? 1 : 0;
+    else if (kind(t) == Kind::unsigned_int)
+        v = largest ? (bits == 64 ? ~0ull : (1ull << bits) - 1) : 0;
+    else
+        v = largest ? (1ull << (bits - 1)) - 1 : (bits == 64 ? (1ull << 63) : ((~0ull) << (bits - 1)));
     return fmt::format("(({})(int64_t)0x{:x}ULL)", dev(t), v);
 }
 
@@ -68,7 +77,9 @@ const ReduceSpec& cached_spec(ReduceOp op, DType t) {
     return it->second;
 }
 
-ReduceSpec reduce_spec(ReduceOp op, DType t) { return cached_spec(op, t); }
+ReduceSpec reduce_spec(ReduceOp op, DType t) {
+    return cached_spec(op, t);
+}
 
 namespace {
 ReduceSpec make_spec(ReduceOp op, DType t) {
@@ -207,8 +218,8 @@ std::string group_reduce(const ReduceSpec& s) {
 std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::string& params,
                              const std::string& prologue, const std::string& element, const std::string& preamble) {
     auto step = [&](const char* acc, const std::string& index) {
-        return fmt::format("        {{ const uint64_t i = {}; (void)i;\n{}        {} = xgpu_reduce({}, {}); }}\n", index, element,
-                           acc, acc, s.map);
+        return fmt::format("        {{ const uint64_t i = {}; (void)i;\n{}        {} = xgpu_reduce({}, {}); }}\n",
+                           index, element, acc, acc, s.map);
     };
     std::string loop;
     if (g.cpu) {
@@ -219,9 +230,9 @@ std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::
                "        a5 = xgpu_neutral(), a6 = xgpu_neutral(), a7 = xgpu_neutral();\n"
                "    uint64_t j = first;\n"
                "    for (; j + 7 < last; j += 8) {\n" +
-               step("acc", "j") + step("a1", "j + 1") + step("a2", "j + 2") + step("a3", "j + 3") + step("a4", "j + 4") +
-               step("a5", "j + 5") + step("a6", "j + 6") + step("a7", "j + 7") + "    }\n    for (; j < last; ++j)\n" +
-               step("acc", "j") +
+               step("acc", "j") + step("a1", "j + 1") + step("a2", "j + 2") + step("a3", "j + 3") +
+               step("a4", "j + 4") + step("a5", "j + 5") + step("a6", "j + 6") + step("a7", "j + 7") +
+               "    }\n    for (; j < last; ++j)\n" + step("acc", "j") +
                "    acc = xgpu_reduce(xgpu_reduce(xgpu_reduce(acc, a1), xgpu_reduce(a2, a3)),\n"
                "                      xgpu_reduce(xgpu_reduce(a4, a5), xgpu_reduce(a6, a7)));\n";
     } else {
@@ -229,8 +240,8 @@ std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::
                "    uint64_t j = (uint64_t)XGPU_GROUP_ID(0) * XGPU_WG + lid;\n"
                "    ACC a1 = xgpu_neutral(), a2 = xgpu_neutral(), a3 = xgpu_neutral();\n"
                "    for (; j + 3 * stride < n; j += 4 * stride) {\n" +
-               step("acc", "j") + step("a1", "j + stride") + step("a2", "j + 2 * stride") + step("a3", "j + 3 * stride") +
-               "    }\n    for (; j < n; j += stride)\n" + step("acc", "j") +
+               step("acc", "j") + step("a1", "j + stride") + step("a2", "j + 2 * stride") +
+               step("a3", "j + 3 * stride") + "    }\n    for (; j < n; j += stride)\n" + step("acc", "j") +
                "    acc = xgpu_reduce(xgpu_reduce(acc, a1), xgpu_reduce(a2, a3));\n";
     }
     const std::string combine = group_reduce(s);
@@ -250,14 +261,16 @@ std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::
         "    ACC acc = xgpu_neutral();\n"
         "    for (uint64_t j = lid; j < groups; j += XGPU_WG) acc = xgpu_reduce(acc, partial[j]);\n{combine}"
         "    if (lid == 0) {{ const ACC a = scratch[0]; out[out_offset] = ({out})({finish}); }}\n}}\n"
-        "XGPU_KERNEL void xgpu_reduce_axis({params}XGPU_GLOBAL {out}* out, const int64_t out_offset, const uint64_t m) {{\n"
+        "XGPU_KERNEL void xgpu_reduce_axis({params}XGPU_GLOBAL {out}* out, const int64_t out_offset, const uint64_t m) "
+        "{{\n"
         "    XGPU_LOCAL ACC scratch[XGPU_WG];\n    const uint lid = (uint)XGPU_LOCAL_ID(0);\n"
         "    const uint64_t row = XGPU_GROUP_ID(0);\n{prologue}    ACC acc = xgpu_neutral();\n"
         "    for (uint64_t j = lid; j < m; j += XGPU_WG)\n{row_step}{combine}"
         "    if (lid == 0) {{ const ACC a = scratch[0]; out[out_offset + row] = ({out})({finish}); }}\n}}\n",
-        fmt::arg("array_h", embedded_kernel("array.h")), fmt::arg("preamble", preamble), fmt::arg("decl", s.declarations),
-        fmt::arg("wg", g.wg), fmt::arg("acc", s.acc_type), fmt::arg("neutral", s.neutral), fmt::arg("reduce", s.reduce),
-        fmt::arg("params", params), fmt::arg("out", dev(s.out)), fmt::arg("prologue", prologue), fmt::arg("loop", loop),
+        fmt::arg("array_h", embedded_kernel("array.h")), fmt::arg("preamble", preamble),
+        fmt::arg("decl", s.declarations), fmt::arg("wg", g.wg), fmt::arg("acc", s.acc_type),
+        fmt::arg("neutral", s.neutral), fmt::arg("reduce", s.reduce), fmt::arg("params", params),
+        fmt::arg("out", dev(s.out)), fmt::arg("prologue", prologue), fmt::arg("loop", loop),
         fmt::arg("combine", combine), fmt::arg("finish", s.finish), fmt::arg("row_step", step("acc", "row * m + j")));
 }
 
@@ -350,7 +363,8 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     const Context& ctx = node_context(expr);
     const Shape shape = result_shape(expr);
     if (axis >= shape.size())
-        throw InvalidArgument(fmt::format("xgpu: axis {} is out of range for an array of shape {}", axis, to_string(shape)));
+        throw InvalidArgument(
+            fmt::format("xgpu: axis {} is out of range for an array of shape {}", axis, to_string(shape)));
     const ReduceSpec spec = reduce_spec(op, expr.type);
     std::vector<std::size_t> perm;
     Shape out_shape, permuted;
@@ -400,11 +414,10 @@ ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const s
     spec_.map = "v";
     spec_.finish = "a";
     spec_.out = type;
-    spec_.shuffle = false; // a user's operator may not be one a shuffle can carry
+    spec_.shuffle = false;               // a user's operator may not be one a shuffle can carry
     const Geometry g = geometry(ctx, 1); // the kernel text depends on the device only
-    const std::string source =
-        reduction_source(spec_, g, args_.params(), args_.rebind(), fmt::format("        const {} v = {};\n", dev(type), map),
-                         preamble);
+    const std::string source = reduction_source(spec_, g, args_.params(), args_.rebind(),
+                                                fmt::format("        const {} v = {};\n", dev(type), map), preamble);
     auto program = ctx.compile(source);
     stage1_ = program.kernel("xgpu_reduce_stage1");
     stage2_ = program.kernel("xgpu_reduce_stage2");

@@ -64,7 +64,7 @@ TileShape tile_shape(const Context& ctx, DType type, bool segmented) {
     // Static local memory: within what the device reports, and CUDA's 48 KiB.
     std::size_t limit = d.local_memory ? std::size_t(d.local_memory) : 32768;
     if (d.backend == "cuda") limit = std::min<std::size_t>(limit, 48 * 1024);
-    auto bytes = [&] { return ((staged ? wg * k : 0) + wg) * (size + flag); };
+    auto bytes = [&] { return ((staged ? wg * k + wg : 0) + wg) * (size + flag); };
     while (bytes() > limit && k > 1)
         k /= 2;
     while (bytes() > limit && wg > 2)
@@ -110,21 +110,21 @@ TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
     const std::string start = fmt::format("(uint8_t)(({}) != 0)", c.start);
     TileCode t;
     if (staged) {
-        t.locals = "    XGPU_LOCAL XGPU_SCAN_T xgpu_loc[XGPU_SCAN_TILE];\n"
-                   "    XGPU_LOCAL uint8_t xgpu_lf[XGPU_SCAN_SEGMENTED ? XGPU_SCAN_TILE : 1];\n";
+        t.locals = "    XGPU_LOCAL XGPU_SCAN_T xgpu_loc[XGPU_SCAN_STAGE_SIZE];\n"
+                   "    XGPU_LOCAL uint8_t xgpu_lf[XGPU_SCAN_SEGMENTED ? XGPU_SCAN_STAGE_SIZE : 1];\n";
         t.reduce =
             fmt::format("    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
                         "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
                         "        if (xgpu_k < xgpu_cnt) {{\n"
                         "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
                         "{}"
-                        "            xgpu_loc[xgpu_k] = {};\n"
+                        "            xgpu_loc[XGPU_SCAN_AT(xgpu_k)] = {};\n"
                         "{}"
                         "        }}\n"
                         "    }}\n"
                         "    XGPU_LOCAL_BARRIER();\n"
                         "    xgpu_scan_runs(xgpu_loc, xgpu_lf, xgpu_part, xgpu_pf, xgpu_l, xgpu_cnt);\n",
-                        body, c.input, segmented ? fmt::format("            xgpu_lf[xgpu_k] = {};\n", start) : "");
+                        body, c.input, segmented ? fmt::format("            xgpu_lf[XGPU_SCAN_AT(xgpu_k)] = {};\n", start) : "");
         t.finish =
             fmt::format("    if (xgpu_have) xgpu_scan_complete(xgpu_loc, xgpu_lf, xgpu_l, xgpu_fcnt, xgpu_acc);\n"
                         "    XGPU_LOCAL_BARRIER();\n"
@@ -132,7 +132,7 @@ TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
                         "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
                         "        if (xgpu_k < xgpu_fcnt) {{\n"
                         "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
-                        "            const XGPU_SCAN_T item = xgpu_loc[xgpu_k];\n"
+                        "            const XGPU_SCAN_T item = xgpu_loc[XGPU_SCAN_AT(xgpu_k)];\n"
                         "            const XGPU_SCAN_T prev_item = xgpu_scan_prev(xgpu_loc, xgpu_lf, xgpu_k, xgpu_hc, "
                         "xgpu_carry);\n"
                         "            (void)item;\n"

@@ -11,8 +11,12 @@
 namespace xgpu::detail {
 
 namespace {
-std::size_t bytes_of(const ArrayDesc& a) { return a.size() * info(a.dtype).size; }
-std::size_t byte_offset(const ArrayDesc& a) { return std::size_t(a.offset) * info(a.dtype).size; }
+std::size_t bytes_of(const ArrayDesc& a) {
+    return a.size() * info(a.dtype).size;
+}
+std::size_t byte_offset(const ArrayDesc& a) {
+    return std::size_t(a.offset) * info(a.dtype).size;
+}
 
 ArrayDesc contiguous_copy(const ArrayDesc& a) {
     ArrayDesc c = make_array(a.context, a.dtype, a.shape, Order::C);
@@ -21,7 +25,9 @@ ArrayDesc contiguous_copy(const ArrayDesc& a) {
 }
 } // namespace
 
-void to_host(const ArrayDesc& a, void* dst) { to_host_async(a, dst).wait(); }
+void to_host(const ArrayDesc& a, void* dst) {
+    to_host_async(a, dst).wait();
+}
 
 Event to_host_async(const ArrayDesc& a, void* dst) {
     if (!a.buffer) throw InvalidArgument("xgpu: get from an empty Array");
@@ -70,10 +76,10 @@ ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std
             // Integers wrap as numpy's do: through int64_t, since a float-to-small-integer
             // conversion out of range is undefined (NVIDIA's OpenCL saturates).
             const std::string via = is_integer(dtype) ? "(int64_t)" : "";
-            return fmt::format("{0}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {1}* out, const {2} start, const {2} step, {3}) "
-                               "{{\n{4}    out[i] = ({1}){5}(start + ({2})i * step);\n}}\n",
-                               embedded_kernel("array.h"), info(dtype).device_name, acc, stream_params, stream_begin(ctx),
-                               via);
+            return fmt::format(
+                "{0}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {1}* out, const {2} start, const {2} step, {3}) "
+                "{{\n{4}    out[i] = ({1}){5}(start + ({2})i * step);\n}}\n",
+                embedded_kernel("array.h"), info(dtype).device_name, acc, stream_params, stream_begin(ctx), via);
         },
         "xgpu_arange");
     const double d_start = start, d_step = step;

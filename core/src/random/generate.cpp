@@ -91,13 +91,13 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
     }
     const Context& ctx = dst.context;
     const Kernel k = generated_kernel(
-        ctx, fmt::format("philox|{}|{}", dist_name(d), name(dst.dtype)), [&] { return kernel_source(d, dst.dtype, stream_begin(ctx)); },
-        fmt::format("xgpu_philox_{}", dist_name(d)));
+        ctx, fmt::format("philox|{}|{}", dist_name(d), name(dst.dtype)),
+        [&] { return kernel_source(d, dst.dtype, stream_begin(ctx)); }, fmt::format("xgpu_philox_{}", dist_name(d)));
     const std::uint64_t blocks = (n + per - 1) / per, offset = std::uint64_t(dst.offset), count = n;
     const std::uint32_t key0 = std::uint32_t(seed), key1 = std::uint32_t(seed >> 32);
     stream_launch(ctx, k,
-                  {make_arg(dst.buffer), make_arg(offset), make_arg(count), make_arg(key0), make_arg(key1), make_arg(counter),
-                   make_arg(a), make_arg(b)},
+                  {make_arg(dst.buffer), make_arg(offset), make_arg(count), make_arg(key0), make_arg(key1),
+                   make_arg(counter), make_arg(a), make_arg(b)},
                   blocks);
     return blocks;
 }
