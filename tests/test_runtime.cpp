@@ -110,7 +110,7 @@ TEST_CASE("kernels take buffers and typed scalars") {
         std::vector<float> y(n);
         q.read(dy, y.data(), n * 4);
         for (std::uint32_t i = 0; i < n; ++i)
-            REQUIRE(y[i] == Approx(p.scale * (a * x[i] + float(b)) + float(p.shift)));
+            REQUIRE(y[i] == Approx(p.scale * (a * x[i] + float(b)) + float(p.shift)).margin(1e-3));
 
         k.launch(q, Grid{((n + 63) / 64) * 64, 64}, dy, dx, 1.0f, std::int64_t(0), n, params_t{1.0f, 0});
         q.read(dy, y.data(), n * 4);
