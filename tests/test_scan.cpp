@@ -3,6 +3,7 @@
 // floats within a tolerance and repeatable to the bit, segmented scans, cumsum's types,
 // stream compaction, views, aliasing, deep recursion over small tiles, and errors.
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -162,6 +163,31 @@ TEST_CASE("Scans with other operators: max, a product modulo a prime, bitwise or
     }
 }
 
+TEST_CASE("Scans of bool (logical or) and of complex numbers (a product)") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t n = 3001;
+        std::vector<bool> hb(n, false);
+        hb[1234] = true;
+        ScanKernel<bool> any(ctx, "a || b", "0");
+        auto seen = any.inclusive(to_device(ctx, hb)).get();
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(seen[i] == (i >= 1234));
+        // Unit complex numbers i^k: the product of the first k is i^(sum of k), exact.
+        std::vector<std::complex<float>> hc(n);
+        std::vector<int> turns(n);
+        const std::complex<float> units[4] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+        for (std::size_t i = 0; i < n; ++i)
+            hc[i] = units[turns[i] = int(test::rng()() % 4)];
+        ScanKernel<std::complex<float>> prod(ctx, "xgpu_cfloat_mul(a, b)", "xgpu_cfloat_make(1.0f, 0.0f)");
+        auto got = prod.exclusive(to_device(ctx, hc)).get();
+        int sum = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            REQUIRE(got[i] == units[sum % 4]);
+            sum += turns[i];
+        }
+    }
+}
+
 TEST_CASE("Float sums are within a tolerance of the sequential sum, and the same bits on a second run") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         auto check = [&]<class T>(T, double tol) {
@@ -292,6 +318,17 @@ TEST_CASE("cumsum has numpy's result types, flattens in C order, and takes views
             REQUIRE(ge[i] == (acc += 2 * h32[i] + 1));
 
         CHECK(cumsum(empty<std::int16_t>(ctx, {0})).size() == 0);
+
+        // complex64 stays complex64.
+        std::vector<std::complex<float>> hc(n);
+        for (auto& v : hc)
+            v = {float(test::rng()() % 201) - 100, float(test::rng()() % 201) - 100};
+        auto cc = cumsum(to_device(ctx, hc));
+        static_assert(std::is_same_v<decltype(cc), Array<std::complex<float>>>);
+        std::complex<float> cacc = 0;
+        auto gc = cc.get();
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(gc[i] == (cacc += hc[i])); // small integers: exact
     }
 }
 

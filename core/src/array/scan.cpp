@@ -112,19 +112,19 @@ TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
     if (staged) {
         t.locals = "    XGPU_LOCAL XGPU_SCAN_T xgpu_loc[XGPU_SCAN_STAGE_SIZE];\n"
                    "    XGPU_LOCAL uint8_t xgpu_lf[XGPU_SCAN_SEGMENTED ? XGPU_SCAN_STAGE_SIZE : 1];\n";
-        t.reduce =
-            fmt::format("    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
-                        "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
-                        "        if (xgpu_k < xgpu_cnt) {{\n"
-                        "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
-                        "{}"
-                        "            xgpu_loc[XGPU_SCAN_AT(xgpu_k)] = {};\n"
-                        "{}"
-                        "        }}\n"
-                        "    }}\n"
-                        "    XGPU_LOCAL_BARRIER();\n"
-                        "    xgpu_scan_runs(xgpu_loc, xgpu_lf, xgpu_part, xgpu_pf, xgpu_l, xgpu_cnt);\n",
-                        body, c.input, segmented ? fmt::format("            xgpu_lf[XGPU_SCAN_AT(xgpu_k)] = {};\n", start) : "");
+        t.reduce = fmt::format(
+            "    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
+            "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
+            "        if (xgpu_k < xgpu_cnt) {{\n"
+            "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
+            "{}"
+            "            xgpu_loc[XGPU_SCAN_AT(xgpu_k)] = {};\n"
+            "{}"
+            "        }}\n"
+            "    }}\n"
+            "    XGPU_LOCAL_BARRIER();\n"
+            "    xgpu_scan_runs(xgpu_loc, xgpu_lf, xgpu_part, xgpu_pf, xgpu_l, xgpu_cnt);\n",
+            body, c.input, segmented ? fmt::format("            xgpu_lf[XGPU_SCAN_AT(xgpu_k)] = {};\n", start) : "");
         t.finish =
             fmt::format("    if (xgpu_have) xgpu_scan_complete(xgpu_loc, xgpu_lf, xgpu_l, xgpu_fcnt, xgpu_acc);\n"
                         "    XGPU_LOCAL_BARRIER();\n"
