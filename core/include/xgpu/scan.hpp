@@ -16,6 +16,9 @@
 // in the kernel dialect, after the optional preamble (helper functions). Results are exact for
 // integers and, for floats, the same bits on every run on one device (the order of operations is
 // fixed by the size and the device).
+//
+// XGPU_SCAN_TILE=<work-group size>x<elements per work-item>[s|d] overrides the tile the device
+// gets (s: staged through local memory, as on GPUs; d: runs read directly, as on CPUs).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,7 @@
 #include <utility>
 
 #include "xgpu/array.hpp"
+#include "xgpu/reduction.hpp"
 
 namespace xgpu {
 
@@ -42,17 +46,9 @@ void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDes
 // receives their number. Elements past out's size are counted but not written.
 void copy_if(const ArrayDesc& x, const Node& pred, const ArrayDesc& out, const ArrayDesc& count);
 
-// numpy's accumulation type for sums: small integers widen to 64 bits (bool to int64).
-constexpr DType cumsum_type(DType t) {
-    if (t == DType::bool_ || kind(t) == Kind::signed_int) return DType::int64;
-    if (kind(t) == Kind::unsigned_int) return DType::uint64;
-    return t;
-}
+// The operator and neutral element of a sum of `type` (complex types through array.h).
 ScanOp sum_op(const Context& ctx, DType type);
 
-template <class E> NodePtr scan_node(const E& e) {
-    return node_of(e, operand_dtype<E>());
-}
 template <class F>
 concept ScanFlags = ArrayLike<F> &&(dtype_v<typename std::remove_cvref_t<F>::value_type> == DType::bool_ ||
                                     is_integer(dtype_v<typename std::remove_cvref_t<F>::value_type>));
@@ -67,36 +63,38 @@ template <class F> ArrayDesc flags_desc(const F& f) {
 template <Element T> class ScanKernel {
 public:
     // `op`: an associative expression of a and b (type T); `neutral`: an expression with
-    // op(neutral, x) == x; `preamble`: device code the operator may call.
+    // op(neutral, x) == x, what exclusive scans give where nothing comes before; `preamble`:
+    // device code (functions) the operator may call. The kernels compile at first use (a
+    // CompileError then carries the log and source), once per variant and context.
     ScanKernel(const Context& ctx, std::string op, std::string neutral, std::string preamble = "")
         : op_{ctx, dtype_v<T>, std::move(op), std::move(neutral), std::move(preamble)} {}
 
     // out[i] = in[0] op ... op in[i]. `in` is an array or an expression (converted to T).
     template <ArrayLike E> void inclusive(const E& in, const Array<T>& out) const {
-        detail::scan(op_, *detail::scan_node(in), out.desc(), nullptr, true);
+        detail::scan(op_, *detail::expr_node(in), out.desc(), nullptr, true);
     }
     // out[i] = in[0] op ... op in[i-1], out[0] = neutral.
     template <ArrayLike E> void exclusive(const E& in, const Array<T>& out) const {
-        detail::scan(op_, *detail::scan_node(in), out.desc(), nullptr, false);
+        detail::scan(op_, *detail::expr_node(in), out.desc(), nullptr, false);
     }
     // Segmented: each element whose flag is nonzero starts a new segment, which is scanned on
     // its own (exclusive: the neutral element at its start).
     template <ArrayLike E, detail::ScanFlags F> void inclusive(const E& in, const Array<T>& out, const F& flags) const {
         const detail::ArrayDesc f = detail::flags_desc(flags);
-        detail::scan(op_, *detail::scan_node(in), out.desc(), &f, true);
+        detail::scan(op_, *detail::expr_node(in), out.desc(), &f, true);
     }
     template <ArrayLike E, detail::ScanFlags F> void exclusive(const E& in, const Array<T>& out, const F& flags) const {
         const detail::ArrayDesc f = detail::flags_desc(flags);
-        detail::scan(op_, *detail::scan_node(in), out.desc(), &f, false);
+        detail::scan(op_, *detail::expr_node(in), out.desc(), &f, false);
     }
     // Into a new array of the input's shape.
     template <ArrayLike E> Array<T> inclusive(const E& in) const {
-        Array<T> out = empty<T>(detail::node_context(*detail::scan_node(in)), shape_of(in));
+        Array<T> out = empty<T>(op_.ctx, shape_of(in));
         inclusive(in, out);
         return out;
     }
     template <ArrayLike E> Array<T> exclusive(const E& in) const {
-        Array<T> out = empty<T>(detail::node_context(*detail::scan_node(in)), shape_of(in));
+        Array<T> out = empty<T>(op_.ctx, shape_of(in));
         exclusive(in, out);
         return out;
     }
@@ -111,8 +109,8 @@ private:
 // numpy.cumsum without an axis: the running sum over the elements in C order, as a 1-D array in
 // numpy's type (bool and signed integers to int64, unsigned to uint64; floats keep their type).
 template <ArrayLike E> auto cumsum(const E& x) {
-    using R = type_of_t<detail::cumsum_type(detail::operand_dtype<E>())>;
-    const detail::NodePtr n = detail::scan_node(x);
+    using R = type_of_t<detail::sum_type(detail::operand_dtype<E>())>;
+    const detail::NodePtr n = detail::expr_node(x);
     const Context& ctx = detail::node_context(*n);
     Array<R> out = empty<R>(ctx, {shape_size(detail::result_shape(*n))});
     detail::scan(detail::sum_op(ctx, dtype_v<R>), *n, out.desc(), nullptr, true);
@@ -124,16 +122,16 @@ template <ArrayLike E> auto cumsum(const E& x) {
 // kept, which is read back to the host before the call returns.
 template <Element T, ArrayLike P> Array<T> copy_if(const Array<T>& x, const P& pred) {
     Array<T> out = empty<T>(x.context(), {x.size()});
-    Array<std::int64_t> count = empty<std::int64_t>(x.context(), {});
-    detail::copy_if(x.desc(), *detail::scan_node(pred), out.desc(), count.desc());
-    const std::int64_t n = count.get()[0];
-    return out(slice(0, n));
+    DeviceScalar<std::int64_t> count(detail::make_array(x.context(), DType::int64, {}, Order::C));
+    detail::copy_if(x.desc(), *detail::expr_node(pred), out.desc(), count.desc());
+    return out(slice(0, count.get()));
 }
 // The same into `out` (contiguous; elements past its size are dropped), without waiting: the
-// number kept (which may exceed out.size()) comes back as a 0-d device array.
-template <Element T, ArrayLike P> Array<std::int64_t> copy_if(const Array<T>& x, const P& pred, const Array<T>& out) {
-    Array<std::int64_t> count = empty<std::int64_t>(x.context(), {});
-    detail::copy_if(x.desc(), *detail::scan_node(pred), out.desc(), count.desc());
+// number kept (which may exceed out.size()) stays on the device, for later work or get().
+template <Element T, ArrayLike P>
+DeviceScalar<std::int64_t> copy_if(const Array<T>& x, const P& pred, const Array<T>& out) {
+    DeviceScalar<std::int64_t> count(detail::make_array(x.context(), DType::int64, {}, Order::C));
+    detail::copy_if(x.desc(), *detail::expr_node(pred), out.desc(), count.desc());
     return count;
 }
 
