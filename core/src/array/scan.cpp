@@ -39,14 +39,15 @@ std::size_t floor_pow2(std::size_t v) {
 }
 
 // The tile for `type` on this device. GPUs: staged, 256 work-items and a tile of about 16 KiB, so
-// that several work-groups fit a multiprocessor. CPUs: direct, CPU_WG work-items with runs of
-// CPU_K elements, so that the work-group scan of the run totals (a few barriers) is small beside
-// the runs. XGPU_SCAN_TILE=<wg>x<k>[s|d] overrides (tests, tuning): s staged, d direct.
+// that several work-groups fit a multiprocessor. CPUs: direct, 2 work-items with runs of 8192
+// (long streams for the prefetchers; measured on PoCL against 1-64 work-items and runs of
+// 256-16384: 2x8192 was the fastest, 1.6x a plain copy's time for int64, 3.6x for float).
+// XGPU_SCAN_TILE=<wg>x<k>[s|d] overrides (tests, tuning): s staged, d direct.
 TileShape tile_shape(const Context& ctx, DType type, bool segmented) {
     const DeviceInfo& d = ctx.device().info();
     const std::size_t size = info(type).size, flag = segmented ? 1 : 0;
     bool staged = d.type != DeviceType::cpu;
-    std::size_t wg = staged ? 256 : 16, k = staged ? std::clamp<std::size_t>(16384 / (wg * size), 1, 16) : 256;
+    std::size_t wg = staged ? 256 : 2, k = staged ? std::clamp<std::size_t>(16384 / (wg * size), 1, 16) : 8192;
     if (const char* env = std::getenv("XGPU_SCAN_TILE"); env && *env) {
         unsigned a = 0, b = 0;
         char mode = 0;
@@ -84,6 +85,11 @@ struct ScanCode {
                             // `prev_item` (exclusive value) and `xgpu_n` (element count)
 };
 
+// Direct tiles walk each run as this many sub-runs side by side (see tile_code).
+unsigned subruns(unsigned k) {
+    return k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1;
+}
+
 // `code` (lines of statements) indented by `by`, to sit in the kernel's loop.
 std::string indent(const std::string& code, const std::string& by) {
     std::string out;
@@ -105,8 +111,8 @@ struct TileCode {
     std::string locals, reduce, finish;
 };
 
-TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
-    const std::string body = indent(c.input_body, "            ");
+TileCode tile_code(bool staged, unsigned k, bool segmented, const ScanCode& c) {
+    const std::string body = indent(c.input_body, "        "); // map code comes indented by 4
     const std::string start = fmt::format("(uint8_t)(({}) != 0)", c.start);
     TileCode t;
     if (staged) {
@@ -143,53 +149,104 @@ TileCode tile_code(bool staged, bool segmented, const ScanCode& c) {
                         c.output);
         return t;
     }
-    // Work-item l's run is xgpu_m elements from xgpu_r. One element of it: its index i, value
-    // xgpu_v and flag xgpu_s; it joins what comes before it unless it is the first of all or
-    // starts a segment.
-    const std::string element = fmt::format("        const uint64_t i = xgpu_t0 + xgpu_r + xgpu_j;\n"
-                                            "        XGPU_SCAN_T xgpu_v;\n"
-                                            "{}"
-                                            "        {{\n"
-                                            "{}"
-                                            "            xgpu_v = {};\n"
-                                            "{}"
-                                            "        }}\n",
-                                            segmented ? "        uint8_t xgpu_s;\n" : "", body, c.input,
-                                            segmented ? fmt::format("            xgpu_s = {};\n", start) : "");
+    // Work-item l's run, K elements from xgpu_r, is `subruns` sub-runs of S = K / subruns elements,
+    // walked side by side: independent chains of the operator, so that a CPU overlaps their
+    // latencies (a float add takes 4 cycles). The code is written out per sub-run b (xgpu_q<b>: its
+    // running value, xgpu_f<b>: whether it holds a segment start), so that the chains stay in
+    // registers. The loops over j run to a bound that differs between work-items: over a uniform
+    // bound PoCL puts the work-item loop innermost, with the chains in memory.
+    // Element j of sub-run b: index i, value xgpu_v, flag xgpu_s; `cnt` bounds the tile.
+    auto element = [&](unsigned b, const char* cnt, const std::string& then) {
+        return fmt::format("        {{\n"
+                           "            const uint32_t xgpu_k = xgpu_r + {b}u * XGPU_SCAN_S + xgpu_j;\n"
+                           "            if (xgpu_k < {cnt}) {{\n"
+                           "                const uint64_t i = xgpu_t0 + xgpu_k;\n"
+                           "                XGPU_SCAN_T xgpu_v;\n"
+                           "{decl_s}"
+                           "                {{\n"
+                           "{body}"
+                           "                    xgpu_v = {input};\n"
+                           "{set_s}"
+                           "                }}\n"
+                           "{then}"
+                           "            }}\n"
+                           "        }}\n",
+                           fmt::arg("b", b), fmt::arg("cnt", cnt),
+                           fmt::arg("decl_s", segmented ? "                uint8_t xgpu_s;\n" : ""),
+                           fmt::arg("body", indent(body, "        ")), fmt::arg("input", c.input),
+                           fmt::arg("set_s", segmented ? fmt::format("                    xgpu_s = {};\n", start) : ""),
+                           fmt::arg("then", then));
+    };
     const char* unless_start = segmented ? " && !xgpu_s" : "";
-    t.reduce = fmt::format("    const uint32_t xgpu_r = xgpu_l * XGPU_SCAN_K;\n"
-                           "    const uint32_t xgpu_m = xgpu_r >= xgpu_cnt ? 0 : xgpu_cnt - xgpu_r < XGPU_SCAN_K ? "
-                           "xgpu_cnt - xgpu_r : XGPU_SCAN_K;\n"
-                           "    XGPU_SCAN_T xgpu_run = xgpu_scan_neutral();\n"
-                           "    uint8_t xgpu_f = 0;\n"
-                           "    for (uint32_t xgpu_j = 0; xgpu_j < xgpu_m; ++xgpu_j) {{\n"
-                           "{}"
-                           "        xgpu_run = (xgpu_j > 0{}) ? xgpu_scan_op(xgpu_run, xgpu_v) : xgpu_v;\n"
-                           "{}"
-                           "    }}\n"
-                           "    xgpu_part[xgpu_l] = xgpu_run;\n"
-                           "    xgpu_pf[xgpu_l] = xgpu_f;\n",
-                           element, unless_start, segmented ? "        xgpu_f |= xgpu_s;\n" : "");
-    t.finish = fmt::format("    const uint32_t xgpu_fm = xgpu_final ? xgpu_m : 0;\n"
-                           "    for (uint32_t xgpu_j = 0; xgpu_j < xgpu_fm; ++xgpu_j) {{\n"
-                           "{}"
-                           "        const int xgpu_join = (xgpu_j > 0 || xgpu_have){};\n"
-                           "        const XGPU_SCAN_T prev_item = xgpu_join ? xgpu_acc : xgpu_scan_neutral();\n"
-                           "        const XGPU_SCAN_T item = xgpu_join ? xgpu_scan_op(xgpu_acc, xgpu_v) : xgpu_v;\n"
-                           "        xgpu_acc = item;\n"
-                           "        (void)prev_item;\n"
-                           "        {}\n"
-                           "    }}\n",
-                           element, unless_start, c.output);
+    std::string decls, reduce_step, total, prefixes, finish_step;
+    for (unsigned b = 0; b < subruns(k); ++b) {
+        decls += fmt::format("    XGPU_SCAN_T xgpu_q{0} = xgpu_scan_neutral();\n{1}", b,
+                             segmented ? fmt::format("    uint8_t xgpu_f{} = 0;\n", b) : "");
+        reduce_step += element(
+            b, "xgpu_cnt",
+            fmt::format("                xgpu_q{0} = (xgpu_j > 0{1}) ? xgpu_scan_op(xgpu_q{0}, xgpu_v) : "
+                        "xgpu_v;\n{2}",
+                        b, unless_start, segmented ? fmt::format("                xgpu_f{} |= xgpu_s;\n", b) : ""));
+        // The run's total: its sub-runs that hold elements, in order.
+        if (b > 0)
+            total += fmt::format("        if (xgpu_r + {0}u * XGPU_SCAN_S < xgpu_cnt) {{\n"
+                                 "            xgpu_run = {1}xgpu_scan_op(xgpu_run, xgpu_q{0});\n{2}"
+                                 "        }}\n",
+                                 b, segmented ? fmt::format("xgpu_f{} ? xgpu_q{} : ", b, b) : "",
+                                 segmented ? fmt::format("            xgpu_runf |= xgpu_f{};\n", b) : "");
+        // What comes before sub-run b, which becomes its running value (xgpu_h<b>: there is any).
+        prefixes +=
+            fmt::format("    const XGPU_SCAN_T xgpu_total{0} = xgpu_q{0};\n"
+                        "    xgpu_q{0} = xgpu_acc;\n"
+                        "    const int xgpu_h{0} = xgpu_have;\n"
+                        "    if (xgpu_r + {0}u * XGPU_SCAN_S < xgpu_cnt) {{\n"
+                        "        xgpu_acc = (xgpu_have{1}) ? xgpu_scan_op(xgpu_acc, xgpu_total{0}) : xgpu_total{0};\n"
+                        "        xgpu_have = 1;\n"
+                        "    }}\n",
+                        b, segmented ? fmt::format(" && !xgpu_f{}", b) : "");
+        finish_step +=
+            element(b, "xgpu_fcnt",
+                    fmt::format("                const int xgpu_join = (xgpu_j > 0 || xgpu_h{0}){1};\n"
+                                "                const XGPU_SCAN_T prev_item = xgpu_join ? xgpu_q{0} : "
+                                "xgpu_scan_neutral();\n"
+                                "                const XGPU_SCAN_T item = xgpu_join ? xgpu_scan_op(xgpu_q{0}, "
+                                "xgpu_v) : xgpu_v;\n"
+                                "                xgpu_q{0} = item;\n"
+                                "                (void)prev_item;\n"
+                                "                {2}\n",
+                                b, unless_start, c.output));
+    }
+    t.reduce =
+        fmt::format("    const uint32_t xgpu_r = xgpu_l * XGPU_SCAN_K;\n"
+                    "{decls}"
+                    "    for (uint32_t xgpu_j = 0; xgpu_j < (xgpu_r < xgpu_cnt ? XGPU_SCAN_S : 0); ++xgpu_j) {{\n"
+                    "{step}"
+                    "    }}\n"
+                    "    {{\n"
+                    "        XGPU_SCAN_T xgpu_run = xgpu_q0;\n"
+                    "        uint8_t xgpu_runf = {f0};\n"
+                    "{total}"
+                    "        xgpu_part[xgpu_l] = xgpu_run;\n"
+                    "        xgpu_pf[xgpu_l] = xgpu_runf;\n"
+                    "    }}\n",
+                    fmt::arg("decls", decls), fmt::arg("step", reduce_step),
+                    fmt::arg("f0", segmented ? "xgpu_f0" : "0"), fmt::arg("total", total));
+    t.finish =
+        fmt::format("{prefixes}"
+                    "    for (uint32_t xgpu_j = 0; xgpu_j < (xgpu_r < xgpu_fcnt ? XGPU_SCAN_S : 0); ++xgpu_j) {{\n"
+                    "{step}"
+                    "    }}\n",
+                    fmt::arg("prefixes", prefixes), fmt::arg("step", finish_step));
     return t;
 }
 
 std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const ScanCode& c) {
-    const TileCode t = tile_code(ts.staged, segmented, c);
+    const TileCode t = tile_code(ts.staged, ts.k, segmented, c);
     return fmt::format(
         "#define XGPU_SCAN_T {T}\n"
         "#define XGPU_SCAN_WG {wg}u\n"
         "#define XGPU_SCAN_K {k}u\n"
+        "#define XGPU_SCAN_S {s}u /* elements per sub-run (direct tiles) */\n"
         "#define XGPU_SCAN_SEGMENTED {seg}\n"
         "{array_h}\n"
         "{preamble}\n"
@@ -223,10 +280,10 @@ std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const 
         "{finish}"
         "}}\n",
         fmt::arg("T", info(op.type).device_name), fmt::arg("wg", ts.wg), fmt::arg("k", ts.k),
-        fmt::arg("seg", segmented ? 1 : 0), fmt::arg("array_h", embedded_kernel("array.h")),
-        fmt::arg("preamble", op.preamble), fmt::arg("op", op.op), fmt::arg("neutral", op.neutral),
-        fmt::arg("scan_h", embedded_kernel("scan.h")), fmt::arg("params", c.params), fmt::arg("locals", t.locals),
-        fmt::arg("reduce", t.reduce), fmt::arg("finish", t.finish),
+        fmt::arg("s", ts.k / subruns(ts.k)), fmt::arg("seg", segmented ? 1 : 0),
+        fmt::arg("array_h", embedded_kernel("array.h")), fmt::arg("preamble", op.preamble), fmt::arg("op", op.op),
+        fmt::arg("neutral", op.neutral), fmt::arg("scan_h", embedded_kernel("scan.h")), fmt::arg("params", c.params),
+        fmt::arg("locals", t.locals), fmt::arg("reduce", t.reduce), fmt::arg("finish", t.finish),
         fmt::arg("tflag", segmented ? "        xgpu_tflags[xgpu_g] = xgpu_pf[xgpu_l];\n" : ""));
 }
 
