@@ -1,15 +1,16 @@
-// Scans: reduce-then-scan over tiles. One generated kernel per (operator, type, segmented, what
-// it reads and writes) runs in two modes. Pass 1 (tiles 0 .. G-2) scans each tile in local memory
-// and stores its total; the G-1 totals are then scanned in place, inclusively, by the same
-// machinery (recursively, while they fill more than one tile); the final pass (all G tiles)
-// rescans each tile, completes it with the carry (the scanned total of the tiles before it) and
-// runs the output statement on every element. Input is read twice, output written once; a tile
-// that holds the whole input needs the final pass alone.
+// Scans: reduce-then-scan over tiles of WG x K elements, work-item l of a tile owning the run of
+// K elements from l * K. One generated kernel per (operator, type, segmented, what it reads and
+// writes) runs in two modes. The first pass (tiles 0 .. G-2) totals each tile: each work-item
+// totals its run, the work-group scans the run totals (kernels/scan.h). The G-1 tile totals are
+// then scanned in place, inclusively, by the same machinery (recursively while they fill more
+// than one tile). The final pass (all G tiles) does the same, then finishes each run from the
+// carry (the scanned totals of the tiles before) and the earlier runs, and runs the output
+// statement on every element. Input is read twice, output written once; an input that fits one
+// tile needs the final pass alone.
 //
-// Kernel shape (../../shared/PERF.md): a tile is loaded and stored with consecutive work-items on
-// consecutive elements (coalesced on GPUs; PoCL vectorises those loops across work-items); in
-// between, each work-item scans a contiguous run of K elements in local memory, and the
-// work-group scans the run totals. No grid-stride loop anywhere.
+// Kernel shape (../../shared/PERF.md: CPUs and GPUs want different shapes; no grid-stride loops):
+// GPUs stage the tile through local memory, consecutive work-items on consecutive elements
+// (coalesced); CPUs read each run straight from memory as long streams (tile_shape, tile_code).
 #include "xgpu/scan.hpp"
 
 #include <algorithm>
@@ -301,7 +302,7 @@ void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, Ti
     args.push_back(make_arg(tflags));
     args.push_back(make_arg(final_pass));
     // Past 2^16 work-groups, rows of 2^16 (CUDA's grid is 2^31 x 65535; some OpenCL drivers
-    // mishandle 1-D ranges past 2^31 work-items); the last row's extra groups return at once.
+    // mishandle 1-D ranges past 2^31 work-items); the last row's extra groups find no elements.
     const std::uint64_t row = std::uint64_t(1) << 16;
     const Grid grid =
         groups <= row ? Grid{Range(std::size_t(groups) * ts.wg), Range(ts.wg)}
