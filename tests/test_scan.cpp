@@ -215,6 +215,10 @@ TEST_CASE("Float sums are within a tolerance of the sequential sum, and the same
             }
         };
         check(float{}, 1e-5);
+        // The neutral element 0.0 is applied to no value: a sum of -0.0s stays -0.0, as numpy's.
+        const auto zeros = cumsum(full<float>(ctx, {100003}, -0.0f)).get();
+        for (const float z : zeros)
+            REQUIRE(std::signbit(z));
         if (ctx.device().has_fp64()) check(double{}, 1e-13);
     }
 }
