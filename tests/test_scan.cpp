@@ -378,12 +378,15 @@ TEST_CASE("copy_if keeps the elements where the predicate holds, in order") {
 TEST_CASE("Scans of views, in place, and over overlapping views") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         ScanKernel<std::int64_t> sum(ctx, "a + b", "0");
-        const std::size_t n = 30011;
+        const std::size_t n = 50011; // several tiles on every device
         const auto h = random_ints<std::int64_t>(n);
         // In place.
         auto x = to_device(ctx, h);
         sum.inclusive(x, x);
         CHECK(x.get() == host_scan<std::int64_t>(h, wrap_add<std::int64_t>, 0, true));
+        x = to_device(ctx, h);
+        sum.exclusive(x, x);
+        CHECK(x.get() == host_scan<std::int64_t>(h, wrap_add<std::int64_t>, 0, false));
         // Strided input and output views.
         x = to_device(ctx, h);
         auto y = zeros<std::int64_t>(ctx, {2 * n});
