@@ -5,7 +5,9 @@
 namespace xgpu::test {
 
 const std::vector<Context>& contexts() {
-    static const std::vector<Context> all = [] {
+    // Never destroyed, and finished at exit: PoCL was seen to crash when a context went away at
+    // exit while its worker thread still compiled a queued kernel.
+    static const std::vector<Context>& all = *new std::vector<Context>([] {
         std::vector<Context> out;
         const char* backend = std::getenv("XGPU_BACKEND");
         const char* device = std::getenv("XGPU_DEVICE");
@@ -16,8 +18,11 @@ const std::vector<Context>& contexts() {
                 if (b.available) out.push_back(Context::create(b.name));
         }
         if (out.empty()) throw Error("no xgpu backend is available to test on");
+        std::atexit([] {
+            for (const auto& c : contexts()) c.queue().finish();
+        });
         return out;
-    }();
+    }());
     return all;
 }
 

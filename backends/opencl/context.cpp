@@ -16,7 +16,10 @@ std::shared_ptr<detail::QueueImpl> Context::create_queue() {
     // Profiling is always on: Event::elapsed_ms needs it, and it costs nothing measurable per launch.
     cl::CommandQueue q(context, cl_device, CL_QUEUE_PROFILING_ENABLE, &err);
     check(err, "clCreateCommandQueue");
-    return std::make_shared<Queue>(shared_from_this(), std::move(q));
+    auto queue = std::make_shared<Queue>(shared_from_this(), std::move(q));
+    std::lock_guard lock(queues_mutex_);
+    queues_.push_back(queue);
+    return queue;
 }
 
 std::shared_ptr<detail::BufferImpl> Context::alloc(std::size_t bytes) {
@@ -77,7 +80,21 @@ void build_or_throw(cl::Program& p, const cl::Device& d, const std::vector<std::
 
 } // namespace
 
+void Context::quiesce_for_build() {
+    if (device_.info().platform.find("Portable Computing Language") == std::string::npos) return;
+    std::lock_guard lock(queues_mutex_);
+    for (auto it = queues_.begin(); it != queues_.end();) {
+        if (auto q = it->lock()) {
+            q->queue.finish();
+            ++it;
+        } else {
+            it = queues_.erase(it);
+        }
+    }
+}
+
 detail::BuildResult Context::build(const std::string& source, const std::vector<std::string>& options) {
+    quiesce_for_build();
     cl_int err = CL_SUCCESS;
     cl::Program p(context, source, false, &err);
     check(err, "clCreateProgramWithSource");
@@ -97,6 +114,7 @@ detail::BuildResult Context::build(const std::string& source, const std::vector<
 
 std::shared_ptr<detail::ProgramImpl> Context::load(const std::vector<unsigned char>& binary,
                                                    const std::vector<std::string>& options) {
+    quiesce_for_build();
     const unsigned char* ptr = binary.data();
     const std::size_t size = binary.size();
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;

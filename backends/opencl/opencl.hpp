@@ -112,8 +112,15 @@ public:
     bool fill_needs_kernel(std::size_t end) const;
     cl_kernel fill_kernel();
 
+    // PoCL compiles a kernel's work-group function on its worker thread when the kernel first
+    // runs, and was seen to crash in LLVM when clBuildProgram ran on another thread meanwhile:
+    // on PoCL, queued work is finished before a build.
+    void quiesce_for_build();
+
 private:
     Device device_;
+    std::mutex queues_mutex_;
+    std::vector<std::weak_ptr<Queue>> queues_;
     std::mutex fill_mutex_;
     cl::Kernel fill_kernel_;
 };
