@@ -116,7 +116,8 @@ template <class A, class B> void check_pair(const Context& ctx, std::size_t ia, 
     const std::size_t n = 300;
     const auto ha = random_values<A>(n, false);
     const auto hb = random_values<B>(n, true);
-    auto a = to_device(ctx, ha), b = to_device(ctx, hb);
+    auto a = to_device(ctx, ha);
+    auto b = to_device(ctx, hb);
     Array<R> sum = a + b;
     const auto got = sum.get();
     for (std::size_t i = 0; i < n; ++i) {
