@@ -1,6 +1,5 @@
 #include "cache.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "env.hpp"
 #include "sha256.hpp"
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/warning.hpp"
@@ -31,11 +31,6 @@ struct Header {
     std::uint64_t payload_size;
     std::uint8_t checksum[32];
 };
-
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-}
 
 void warn_once(const std::string& dir, const std::string& why) {
     static std::mutex m;
@@ -73,11 +68,10 @@ std::string cache_key(const ContextImpl& ctx, const std::string& source, const s
 }
 
 std::string cache_directory() {
-    const std::string mode = env("XGPU_CACHE");
-    if (mode == "off" || mode == "0" || mode == "false" || mode == "no") return {};
-    if (auto d = env("XGPU_CACHE_DIR"); !d.empty()) return d;
-    if (auto x = env("XDG_CACHE_HOME"); !x.empty()) return (fs::path(x) / "xgpu").string();
-    if (auto home = env("HOME"); !home.empty()) return (fs::path(home) / ".cache" / "xgpu").string();
+    if (!env::cache_enabled()) return {};
+    if (auto d = env::value("XGPU_CACHE_DIR")) return *d;
+    if (auto x = env::value("XDG_CACHE_HOME")) return (fs::path(*x) / "xgpu").string();
+    if (auto home = env::value("HOME")) return (fs::path(*home) / ".cache" / "xgpu").string();
     return {};
 }
 

@@ -17,7 +17,8 @@ inline constexpr std::uint32_t cache_format_version = 1;
 // The cache key (hex SHA-256) for `source` built with `options` on `ctx`'s device.
 std::string cache_key(const ContextImpl& ctx, const std::string& source, const std::vector<std::string>& options);
 
-// XGPU_CACHE_DIR, else $XDG_CACHE_HOME/xgpu, else ~/.cache/xgpu; empty when XGPU_CACHE=off.
+// XGPU_CACHE_DIR, else $XDG_CACHE_HOME/xgpu, else ~/.cache/xgpu; empty when XGPU_CACHE=off
+// (an XGPU_CACHE value that is not an on/off word is an InvalidArgument).
 std::string cache_directory();
 
 // The entry's payload, or nothing if missing, unreadable or corrupt.

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "env.hpp"
 #include "xgpu/context.hpp"
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
@@ -27,9 +28,7 @@ struct PoolState : std::enable_shared_from_this<PoolState> {
 std::shared_ptr<PoolState> make_pool_state(const std::shared_ptr<ContextImpl>& ctx) {
     auto s = std::make_shared<PoolState>();
     s->context = ctx;
-    const char* env = std::getenv("XGPU_POOL");
-    const std::string mode = env ? env : "";
-    s->enabled = !(mode == "off" || mode == "0" || mode == "false" || mode == "no");
+    s->enabled = env::pool_enabled();
     return s;
 }
 

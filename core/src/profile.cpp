@@ -6,6 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "env.hpp"
+
 namespace xgpu::detail {
 namespace {
 
@@ -60,10 +62,7 @@ Profiler& profiler() {
 } // namespace
 
 bool profiling() {
-    static const bool on = [] {
-        const char* v = std::getenv("XGPU_PROFILE");
-        return v && *v && std::string(v) != "0" && std::string(v) != "off";
-    }();
+    static const bool on = env::profile_enabled();
     return on;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "env.hpp"
 #include "xgpu/context.hpp"
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
@@ -96,9 +97,7 @@ Context Context::create(std::string_view name, std::string_view selector) {
 }
 
 Context Context::from_env() {
-    const char* b = std::getenv("XGPU_BACKEND");
-    const char* d = std::getenv("XGPU_DEVICE");
-    return create(b ? b : "auto", d ? d : "");
+    return create(detail::env::backend(), detail::env::device());
 }
 
 Context Context::create(const Device& device) {

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "../env.hpp"
 #include "../generated.hpp"
 #include "generator.hpp"
 #include "xgpu/detail/backend.hpp"
@@ -49,18 +50,10 @@ TileShape tile_shape(const Context& ctx, DType type, bool segmented) {
     const std::size_t size = info(type).size, flag = segmented ? 1 : 0;
     bool staged = d.type != DeviceType::cpu;
     std::size_t wg = staged ? 256 : 2, k = staged ? std::clamp<std::size_t>(16384 / (wg * size), 1, 16) : 8192;
-    if (const char* env = std::getenv("XGPU_SCAN_TILE"); env && *env) {
-        unsigned a = 0, b = 0;
-        char mode = 0;
-        const int got = std::sscanf(env, "%ux%u%c", &a, &b, &mode);
-        if (got < 2 || a == 0 || b == 0 || (a & (a - 1)) || a * b < 2 || (got == 3 && mode != 's' && mode != 'd'))
-            throw InvalidArgument(fmt::format("xgpu: XGPU_SCAN_TILE='{}': expected <work-group size>x<elements per "
-                                              "work-item>, the first a power of two, a tile of 2 or more, and "
-                                              "optionally s (staged) or d (direct)",
-                                              env));
-        wg = a;
-        k = b;
-        if (got == 3) staged = mode == 's';
+    if (const auto tile = env::scan_tile()) {
+        wg = tile->wg;
+        k = tile->k;
+        staged = tile->staged.value_or(staged);
     }
     if (d.max_work_group_size) wg = std::min(wg, floor_pow2(d.max_work_group_size));
     // Static local memory: within what the device reports, and CUDA's 48 KiB.

@@ -1,0 +1,128 @@
+#include "env.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "xgpu/error.hpp"
+
+namespace xgpu::detail::env {
+namespace {
+
+// Scan tiles: a work-group no larger than any device allows, and a tile whose element count stays
+// far from 32-bit overflow in the kernels' index arithmetic.
+constexpr std::uint64_t max_tile_wg = 1024;
+constexpr std::uint64_t max_tile_elements = std::uint64_t(1) << 20;
+
+char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+}
+
+bool equal_nocase(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (lower(a[i]) != lower(b[i])) return false;
+    return true;
+}
+
+[[noreturn]] void invalid(std::string_view name, std::string_view value, std::string_view accepted) {
+    throw InvalidArgument(fmt::format("xgpu: {}='{}' is not valid: {}", name, value, accepted));
+}
+
+// Digits from `pos` on as a number, stopping at the first non-digit. Nothing when there is no
+// digit or the number exceeds `limit` (checked digit by digit: no overflow for any length).
+std::optional<std::uint64_t> digits(std::string_view s, std::size_t& pos, std::uint64_t limit) {
+    const std::size_t begin = pos;
+    std::uint64_t v = 0;
+    for (; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos) {
+        v = v * 10 + std::uint64_t(s[pos] - '0');
+        if (v > limit) return std::nullopt;
+    }
+    if (pos == begin) return std::nullopt;
+    return v;
+}
+
+bool switch_or(const char* name, bool unset) {
+    const auto v = value(name);
+    return v ? parse_switch(name, *v) : unset;
+}
+
+} // namespace
+
+std::optional<std::string> value(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    return std::string(v);
+}
+
+bool parse_switch(std::string_view name, std::string_view value) {
+    for (const char* on : {"on", "1", "true", "yes"})
+        if (equal_nocase(value, on)) return true;
+    for (const char* off : {"off", "0", "false", "no"})
+        if (equal_nocase(value, off)) return false;
+    invalid(name, value, "accepted values are on, off, 1, 0, true, false, yes and no (in any case)");
+}
+
+std::string parse_backend(std::string_view value) {
+    for (const char* b : {"cuda", "opencl", "auto"})
+        if (equal_nocase(value, b)) return b;
+    invalid("XGPU_BACKEND", value, "accepted values are cuda, opencl and auto (in any case)");
+}
+
+ScanTile parse_scan_tile(std::string_view value) {
+    const auto fail = [&](std::string_view why) {
+        invalid("XGPU_SCAN_TILE", value,
+                fmt::format("{}; expected <work-group size>x<elements per work-item>, optionally followed by s "
+                            "(staged) or d (direct), e.g. 256x8s: the work-group size a power of two of at most {}, "
+                            "the tile (their product) of 2 to {} elements",
+                            why, max_tile_wg, max_tile_elements));
+    };
+    std::size_t pos = 0;
+    const auto wg = digits(value, pos, max_tile_wg);
+    if (!wg) fail("the work-group size is not a number of at most 1024");
+    if (pos == value.size() || lower(value[pos]) != 'x') fail("no 'x' after the work-group size");
+    ++pos;
+    const auto k = digits(value, pos, max_tile_elements);
+    if (!k) fail("the elements per work-item are not a number of at most 2^20");
+    std::optional<bool> staged;
+    if (pos < value.size()) {
+        const char mode = lower(value[pos++]);
+        if (mode != 's' && mode != 'd') fail("the kind is neither s nor d");
+        staged = mode == 's';
+    }
+    if (pos != value.size()) fail("characters after the tile");
+    if (*wg == 0 || (*wg & (*wg - 1)) != 0) fail("the work-group size is not a power of two");
+    const std::uint64_t tile = *wg * *k; // both bounded above: no overflow in 64 bits
+    if (tile < 2 || tile > max_tile_elements) fail("the tile is out of range");
+    return {unsigned(*wg), unsigned(*k), staged};
+}
+
+std::string backend() {
+    const auto v = value("XGPU_BACKEND");
+    return v ? parse_backend(*v) : "auto";
+}
+
+std::string device() {
+    return value("XGPU_DEVICE").value_or("");
+}
+
+bool cache_enabled() {
+    return switch_or("XGPU_CACHE", true);
+}
+
+bool pool_enabled() {
+    return switch_or("XGPU_POOL", true);
+}
+
+bool profile_enabled() {
+    return switch_or("XGPU_PROFILE", false);
+}
+
+std::optional<ScanTile> scan_tile() {
+    const auto v = value("XGPU_SCAN_TILE");
+    if (!v) return std::nullopt;
+    return parse_scan_tile(*v);
+}
+
+} // namespace xgpu::detail::env

@@ -1,0 +1,39 @@
+// The XGPU_* environment variables, read and validated in one place. A value that is set but
+// not understood is an InvalidArgument naming the variable, the value and what it accepts, so a
+// typo never silently means the default. Words are case-insensitive; an empty value is unset.
+//
+// Each parse_* function takes the value alone (tests and the fuzzers call them directly); the
+// functions named after a variable read the environment each time they are called.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace xgpu::detail::env {
+
+// The variable's value, or nothing when it is unset or empty.
+std::optional<std::string> value(const char* name);
+
+// on|off words: on, 1, true, yes / off, 0, false, no.
+bool parse_switch(std::string_view name, std::string_view value);
+
+// XGPU_BACKEND: cuda, opencl or auto, lower-cased.
+std::string parse_backend(std::string_view value);
+
+// XGPU_SCAN_TILE=<wg>x<k>[s|d]: work-group size (a power of two, at most 1024), elements per
+// work-item (a tile wg*k of 2 to 2^20 elements), and s (staged) or d (direct) if given.
+struct ScanTile {
+    unsigned wg, k;
+    std::optional<bool> staged;
+};
+ScanTile parse_scan_tile(std::string_view value);
+
+std::string backend();               // XGPU_BACKEND, "auto" when unset
+std::string device();                // XGPU_DEVICE (free text), "" when unset
+bool cache_enabled();                // XGPU_CACHE, on when unset
+bool pool_enabled();                 // XGPU_POOL, on when unset
+bool profile_enabled();              // XGPU_PROFILE, off when unset
+std::optional<ScanTile> scan_tile(); // XGPU_SCAN_TILE
+
+} // namespace xgpu::detail::env
