@@ -1,11 +1,13 @@
 #include "cache.hpp"
 
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -32,26 +34,134 @@ struct Header {
     std::uint8_t checksum[32];
 };
 
-void warn_once(const std::string& dir, const std::string& why) {
+// Program binaries are megabytes; a larger entry is corrupt, and is refused before anything is
+// allocated for it.
+constexpr std::uint64_t max_payload = std::uint64_t(1) << 32;
+
+void warn_once(const std::string& dir, const std::string& message) {
     static std::mutex m;
     static std::set<std::string> warned;
     std::lock_guard lock(m);
     if (!warned.insert(dir).second) return;
-    warn(fmt::format("compile cache directory '{}' is not usable ({}); kernels will be compiled in every process. "
-                     "Set XGPU_CACHE_DIR to a writable directory or XGPU_CACHE=off.",
-                     dir, why));
+    warn(message);
+}
+
+void warn_unusable(const std::string& dir, const std::string& why) {
+    warn_once(dir, fmt::format("compile cache directory '{}' is not usable ({}); kernels will be compiled in every "
+                               "process. Set XGPU_CACHE_DIR to a writable directory or XGPU_CACHE=off.",
+                               dir, why));
 }
 
 fs::path entry_path(const std::string& dir, const std::string& key) {
     return fs::path(dir) / (key + ".bin");
 }
 
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 bool key_bytes(const std::string& key, std::uint8_t out[32]) {
     if (key.size() != 64) return false;
-    for (int i = 0; i < 32; ++i)
-        out[i] = std::uint8_t(std::stoi(key.substr(2 * i, 2), nullptr, 16));
+    for (int i = 0; i < 32; ++i) {
+        const int hi = hex_digit(key[2 * i]), lo = hex_digit(key[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[i] = std::uint8_t(hi * 16 + lo);
+    }
     return true;
 }
+
+// The header of an entry of `entry_size` bytes for `key`, when it agrees with both: checked on
+// the header's bytes alone, so that nothing is allocated for an entry that cannot be valid.
+std::optional<Header> matching_header(const unsigned char* bytes, std::uint64_t entry_size, const std::string& key) {
+    if (entry_size < sizeof(Header)) return std::nullopt;
+    Header hdr;
+    std::memcpy(&hdr, bytes, sizeof hdr);
+    std::uint8_t want_key[32];
+    if (std::memcmp(hdr.magic, magic, sizeof magic) != 0 || hdr.version != cache_format_version ||
+        !key_bytes(key, want_key) || std::memcmp(hdr.key, want_key, 32) != 0 || hdr.payload_size > max_payload ||
+        hdr.payload_size != entry_size - sizeof(Header))
+        return std::nullopt;
+    return hdr;
+}
+
+bool owner_trusted(uid_t uid) {
+    return uid == ::geteuid() || uid == 0; // root can replace any file we read anyway
+}
+
+// Why the entries in `dir` (an existing directory) must not be trusted, or nothing when only its
+// owner, this user or root, can change them.
+std::optional<std::string> distrust(const std::string& dir) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0) return fmt::format("cannot stat it: {}", std::strerror(errno));
+    if (!owner_trusted(st.st_uid)) return fmt::format("owned by another user (uid {})", st.st_uid);
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+        return fmt::format("writable by other users (mode {:04o}, no sticky bit)", st.st_mode & 07777);
+    return std::nullopt;
+}
+
+// The cache directory when entries may be read from it and written to it; empty when the cache is
+// off or the directory is not trusted (after a warning). With `create`, a missing directory is
+// made, private to this user.
+std::string usable_directory(bool create) {
+    const std::string dir = cache_directory();
+    if (dir.empty()) return {};
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0) {
+        if (!create) return {}; // nothing cached yet
+        fs::path p = fs::path(dir).lexically_normal();
+        if (!p.has_filename()) p = p.parent_path(); // "dir/"
+        std::error_code ec;
+        if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+        if (!ec && ::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) ec.assign(errno, std::generic_category());
+        if (ec) {
+            warn_unusable(dir, ec.message());
+            return {};
+        }
+    }
+    if (const auto why = distrust(dir)) {
+        warn_once(dir, fmt::format("compile cache directory '{}' is {}: a cached binary is native code, so its entries "
+                                   "are not trusted; kernels are compiled in memory, nothing is loaded from or stored "
+                                   "there. Make it writable by its owner only (chmod go-w), or set XGPU_CACHE_DIR to a "
+                                   "private directory.",
+                                   dir, *why));
+        return {};
+    }
+    return dir;
+}
+
+// Reads exactly `size` bytes from `fd` into `out`.
+bool read_all(int fd, unsigned char* out, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::read(fd, out, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        out += n;
+        size -= std::size_t(n);
+    }
+    return true;
+}
+
+bool write_all(int fd, const unsigned char* data, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data += n;
+        size -= std::size_t(n);
+    }
+    return true;
+}
+
+// Closes the descriptor when the scope ends.
+struct Fd {
+    int fd;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
 
 } // namespace
 
@@ -75,32 +185,7 @@ std::string cache_directory() {
     return {};
 }
 
-std::optional<std::vector<unsigned char>> cache_load(const std::string& key) {
-    const std::string dir = cache_directory();
-    if (dir.empty()) return std::nullopt;
-    std::ifstream in(entry_path(dir, key), std::ios::binary);
-    if (!in) return std::nullopt;
-    Header hdr{};
-    if (!in.read(reinterpret_cast<char*>(&hdr), sizeof hdr)) return std::nullopt;
-    std::uint8_t want_key[32];
-    if (std::memcmp(hdr.magic, magic, sizeof magic) != 0 || hdr.version != cache_format_version ||
-        !key_bytes(key, want_key) || std::memcmp(hdr.key, want_key, 32) != 0 || hdr.payload_size > (1ull << 32))
-        return std::nullopt;
-    std::vector<unsigned char> payload(hdr.payload_size);
-    if (!in.read(reinterpret_cast<char*>(payload.data()), std::streamsize(payload.size()))) return std::nullopt;
-    if (in.peek() != std::ifstream::traits_type::eof()) return std::nullopt; // trailing bytes
-    const auto sum = Sha256().update(payload.data(), payload.size()).digest();
-    if (std::memcmp(sum.data(), hdr.checksum, 32) != 0) return std::nullopt;
-    return payload;
-}
-
-void cache_store(const std::string& key, const std::vector<unsigned char>& payload) {
-    const std::string dir = cache_directory();
-    if (dir.empty()) return;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return warn_once(dir, ec.message());
-
+std::vector<unsigned char> cache_entry_bytes(const std::string& key, const std::vector<unsigned char>& payload) {
     Header hdr{};
     std::memcpy(hdr.magic, magic, sizeof magic);
     hdr.version = cache_format_version;
@@ -108,26 +193,72 @@ void cache_store(const std::string& key, const std::vector<unsigned char>& paylo
     hdr.payload_size = payload.size();
     const auto sum = Sha256().update(payload.data(), payload.size()).digest();
     std::memcpy(hdr.checksum, sum.data(), 32);
+    std::vector<unsigned char> out(sizeof hdr + payload.size());
+    std::memcpy(out.data(), &hdr, sizeof hdr);
+    if (!payload.empty()) std::memcpy(out.data() + sizeof hdr, payload.data(), payload.size());
+    return out;
+}
 
-    // Write to a unique temporary file, then rename over the entry: readers never see a partial file.
+std::optional<std::vector<unsigned char>> cache_entry_parse(std::vector<unsigned char> entry, const std::string& key) {
+    const auto hdr = matching_header(entry.data(), entry.size(), key);
+    if (!hdr) return std::nullopt;
+    const auto sum = Sha256().update(entry.data() + sizeof(Header), entry.size() - sizeof(Header)).digest();
+    if (std::memcmp(sum.data(), hdr->checksum, 32) != 0) return std::nullopt;
+    entry.erase(entry.begin(), entry.begin() + std::ptrdiff_t(sizeof(Header))); // the payload, in place
+    return entry;
+}
+
+std::optional<std::vector<unsigned char>> cache_load(const std::string& key) {
+    const std::string dir = usable_directory(false);
+    if (dir.empty()) return std::nullopt;
+    // Not through a symbolic link, and only a regular file that only its owner, we or root, can write.
+    Fd f{::open(entry_path(dir, key).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+    if (f.fd < 0) return std::nullopt;
+    struct stat st;
+    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || !owner_trusted(st.st_uid) ||
+        (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return std::nullopt;
+    // The header must agree with the file's length before the rest is allocated and read.
+    unsigned char head[sizeof(Header)];
+    const auto size = std::uint64_t(st.st_size);
+    if (size < sizeof head || !read_all(f.fd, head, sizeof head) || !matching_header(head, size, key))
+        return std::nullopt;
+    std::vector<unsigned char> entry(size);
+    std::memcpy(entry.data(), head, sizeof head);
+    if (!read_all(f.fd, entry.data() + sizeof head, entry.size() - sizeof head)) return std::nullopt;
+    unsigned char more;
+    if (::read(f.fd, &more, 1) != 0) return std::nullopt; // grew since fstat: not an entry we wrote
+    return cache_entry_parse(std::move(entry), key);
+}
+
+void cache_store(const std::string& key, const std::vector<unsigned char>& payload) {
+    const std::string dir = usable_directory(true);
+    if (dir.empty()) return;
+    const std::vector<unsigned char> entry = cache_entry_bytes(key, payload);
+
+    // Write to a unique temporary file, then rename over the entry: readers never see a partial
+    // file. Only we may write it, whatever the umask.
     static thread_local std::mt19937_64 rng{std::random_device{}()};
     const fs::path final_path = entry_path(dir, key);
     const fs::path tmp = fs::path(dir) / fmt::format(".{}.{}.{:x}.tmp", key, ::getpid(), rng());
+    std::error_code ec;
     {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(&hdr), sizeof hdr);
-        out.write(reinterpret_cast<const char*>(payload.data()), std::streamsize(payload.size()));
-        out.close();
-        if (!out) {
+        Fd out{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+        if (out.fd < 0)
+            return warn_unusable(dir, fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)));
+        const bool written = write_all(out.fd, entry.data(), entry.size());
+        const bool closed = ::close(out.fd) == 0;
+        out.fd = -1;
+        if (!written || !closed) {
             fs::remove(tmp, ec);
-            return warn_once(dir, "cannot write " + tmp.string());
+            return warn_unusable(dir, "cannot write " + tmp.string());
         }
     }
     fs::rename(tmp, final_path, ec);
     if (ec) {
         std::error_code ignored;
         fs::remove(tmp, ignored);
-        warn_once(dir, ec.message());
+        warn_unusable(dir, ec.message());
     }
 }
 

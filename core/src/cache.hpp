@@ -21,10 +21,23 @@ std::string cache_key(const ContextImpl& ctx, const std::string& source, const s
 // (an XGPU_CACHE value that is not an on/off word is an InvalidArgument).
 std::string cache_directory();
 
-// The entry's payload, or nothing if missing, unreadable or corrupt.
+// The entry's payload, or nothing if missing, unreadable, corrupt or not trusted. Entries are
+// trusted only in a directory that no other user can write (owned by this user or root, and
+// group- or other-writable only with the sticky bit, as /tmp): a cached binary is native code, so
+// a directory others can write is a way to run their code. An untrusted directory costs a
+// warning (once) and kernels are compiled in memory: nothing is loaded from it or stored there.
 std::optional<std::vector<unsigned char>> cache_load(const std::string& key);
 
 // Stores an entry; failure costs a warning (once per directory), never an exception.
 void cache_store(const std::string& key, const std::vector<unsigned char>& payload);
+
+// An entry as stored: a header (magic, format version, key digest, payload size, payload SHA-256)
+// followed by the payload.
+std::vector<unsigned char> cache_entry_bytes(const std::string& key, const std::vector<unsigned char>& payload);
+
+// The payload of the entry for `key` held in `entry` (a whole file's bytes), or nothing unless
+// its length (header + payload size), magic, version, key and checksum all agree. cache_load
+// reads files through it; the fuzzers call it directly.
+std::optional<std::vector<unsigned char>> cache_entry_parse(std::vector<unsigned char> entry, const std::string& key);
 
 } // namespace xgpu::detail
