@@ -291,10 +291,15 @@ TEST_CASE("the counter: consecutive calls continue the stream, set_counter repla
         Philox copy = gen;
         CHECK(copy.uniform<float>({100}).get() == gen.uniform<float>({100}).get());
         CHECK(copy.counter() == gen.counter());
-        // The 64-bit block counter wraps.
-        gen.set_counter(~std::uint64_t(0) - 1);
-        CHECK(gen.uniform<float>({12}).get() == Philox::host_uniform<float>(seed, ~std::uint64_t(0) - 1, 12));
-        CHECK(gen.counter() == 1);
+        // The 64-bit block counter never wraps (a wrapped stream repeats itself): a call that would
+        // pass the last block throws before any work and leaves the counter where it was.
+        gen.set_counter(~std::uint64_t(0) - 3);
+        CHECK(gen.uniform<float>({12}).get() == Philox::host_uniform<float>(seed, ~std::uint64_t(0) - 3, 12));
+        CHECK(gen.counter() == ~std::uint64_t(0));
+        auto untouched = full<float>(ctx, {4}, 7.0f);
+        CHECK_THROWS_WITH(gen.fill_uniform(untouched), Catch::Matchers::Contains("past the end of the stream"));
+        CHECK(gen.counter() == ~std::uint64_t(0));
+        CHECK(untouched.get() == std::vector<float>(4, 7.0f));
     }
 }
 

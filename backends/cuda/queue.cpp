@@ -109,7 +109,9 @@ Queue::Queue(std::shared_ptr<Context> ctx) : QueueImpl(ctx), owner(*ctx) {
 }
 
 Queue::~Queue() {
-    if (owner.try_make_current()) api::cuStreamDestroy(stream); // a destructor cannot report failure
+    if (!owner.try_make_current()) return;
+    api::cuStreamSynchronize(stream); // work still queued runs to its end first (a destructor cannot report)
+    api::cuStreamDestroy(stream);
 }
 
 std::shared_ptr<detail::EventImpl> Queue::finish_op(bool blocking, bool want_event) {

@@ -5,7 +5,9 @@
 
 namespace xgpu::opencl {
 
-Context::Context(Device device, cl::Device d) : cl_device(std::move(d)), device_(std::move(device)) {
+Context::Context(Device device, cl::Device d)
+    : cl_device(std::move(d)), device_(std::move(device)),
+      pocl_(device_.info().platform.find("Portable Computing Language") != std::string::npos) {
     cl_int err = CL_SUCCESS;
     context = cl::Context(cl_device, nullptr, nullptr, nullptr, &err);
     check(err, "clCreateContext", device_.name());
@@ -70,7 +72,10 @@ std::string build_log(const cl::Program& p, const cl::Device& d) {
 // Builds `p` for the context's device; on failure throws CompileError with the log.
 void build_or_throw(cl::Program& p, const cl::Device& d, const std::vector<std::string>& options,
                     const std::string& source, const char* what) {
-    const cl_int err = p.build({d}, join_options(options).c_str());
+    // With the parameters' kinds and types, so that launches can be checked against them.
+    std::vector<std::string> all = options;
+    all.push_back("-cl-kernel-arg-info");
+    const cl_int err = p.build({d}, join_options(all).c_str());
     if (err == CL_SUCCESS) return;
     const std::string log = build_log(p, d);
     throw CompileError(fmt::format("xgpu[opencl]: {} failed: {} ({})\noptions: {}\n{}", what, error_name(err), err,
@@ -80,8 +85,9 @@ void build_or_throw(cl::Program& p, const cl::Device& d, const std::vector<std::
 
 } // namespace
 
-void Context::quiesce_for_build() {
-    if (device_.info().platform.find("Portable Computing Language") == std::string::npos) return;
+std::unique_lock<std::shared_mutex> Context::quiesce_for_build() {
+    if (!pocl_) return {};
+    std::unique_lock gate(gate_);
     std::lock_guard lock(queues_mutex_);
     for (auto it = queues_.begin(); it != queues_.end();) {
         if (auto q = it->lock()) {
@@ -91,10 +97,11 @@ void Context::quiesce_for_build() {
             it = queues_.erase(it);
         }
     }
+    return gate;
 }
 
 detail::BuildResult Context::build(const std::string& source, const std::vector<std::string>& options) {
-    quiesce_for_build();
+    const auto gate = quiesce_for_build();
     cl_int err = CL_SUCCESS;
     cl::Program p(context, source, false, &err);
     check(err, "clCreateProgramWithSource");
@@ -114,7 +121,7 @@ detail::BuildResult Context::build(const std::string& source, const std::vector<
 
 std::shared_ptr<detail::ProgramImpl> Context::load(const std::vector<unsigned char>& binary,
                                                    const std::vector<std::string>& options) {
-    quiesce_for_build();
+    const auto gate = quiesce_for_build();
     const unsigned char* ptr = binary.data();
     const std::size_t size = binary.size();
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;

@@ -15,6 +15,7 @@
 #endif
 
 #include <mutex>
+#include <shared_mutex>
 
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
@@ -49,6 +50,15 @@ class Kernel final : public detail::KernelImpl {
 public:
     Kernel(std::string name, cl::Kernel k);
     int num_args() override { return args; }
+    // Each parameter as the driver describes it (-cl-kernel-arg-info), or empty where it cannot:
+    // what a launch argument is checked against before any is set.
+    struct Param {
+        enum class Kind : unsigned char { unknown, buffer, local, scalar } kind = Kind::unknown;
+        std::size_t size = 0; // a scalar's bytes, 0 where the type is not a built-in one
+        std::string type;     // as the source declares it
+    };
+    std::vector<Param> params;
+    void check_args(std::span<const detail::KernelArg> args) const;
     cl::Kernel kernel;
     int args = -1;
     std::mutex mutex; // a cl_kernel holds its arguments: one launch sets them at a time
@@ -83,6 +93,7 @@ public:
                                             std::size_t dst_offset, std::size_t bytes, bool want_event) override;
     std::shared_ptr<detail::EventImpl> fill(detail::BufferImpl& dst, std::size_t offset, const void* pattern,
                                             std::size_t pattern_size, std::size_t bytes) override;
+    ~Queue() override;
     void launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const detail::KernelArg> args) override;
     std::shared_ptr<detail::EventImpl> marker() override;
     void finish() override;
@@ -114,11 +125,17 @@ public:
 
     // PoCL compiles a kernel's work-group function on its worker thread when the kernel first
     // runs, and was seen to crash in LLVM when clBuildProgram ran on another thread meanwhile:
-    // on PoCL, queued work is finished before a build.
-    void quiesce_for_build();
+    // on PoCL, a build holds the gate exclusively and finishes queued work first, and every
+    // enqueue (from any host thread) holds it shared, so nothing runs while a build does.
+    [[nodiscard]] std::unique_lock<std::shared_mutex> quiesce_for_build();
+    [[nodiscard]] std::shared_lock<std::shared_mutex> enqueue_gate() {
+        return pocl_ ? std::shared_lock(gate_) : std::shared_lock<std::shared_mutex>();
+    }
 
 private:
     Device device_;
+    bool pocl_ = false;
+    std::shared_mutex gate_;
     std::mutex queues_mutex_;
     std::vector<std::weak_ptr<Queue>> queues_;
     std::mutex fill_mutex_;

@@ -17,6 +17,10 @@ std::shared_ptr<detail::EventImpl> wrap(cl_event e) {
     return e ? std::make_shared<Event>(e) : nullptr;
 }
 
+std::shared_lock<std::shared_mutex> gate(const std::shared_ptr<detail::ContextImpl>& ctx) {
+    return static_cast<Context&>(*ctx).enqueue_gate();
+}
+
 } // namespace
 
 // Transfers and fills go in pieces of at most 1 GiB: NVIDIA's OpenCL fails (error -9999) on
@@ -41,6 +45,7 @@ std::shared_ptr<detail::EventImpl> in_pieces(std::size_t bytes, std::size_t alig
 
 std::shared_ptr<detail::EventImpl> Queue::write(detail::BufferImpl& dst, std::size_t offset, const void* src,
                                                 std::size_t bytes, bool blocking, bool want_event) {
+    const auto in_gate = gate(context);
     return in_pieces(bytes, 1, blocking, want_event, [&](std::size_t at, std::size_t n, bool block, cl_event* e) {
         check(clEnqueueWriteBuffer(queue(), mem(dst), block ? CL_TRUE : CL_FALSE, offset + at, n,
                                    static_cast<const char*>(src) + at, 0, nullptr, e),
@@ -50,6 +55,7 @@ std::shared_ptr<detail::EventImpl> Queue::write(detail::BufferImpl& dst, std::si
 
 std::shared_ptr<detail::EventImpl> Queue::read(detail::BufferImpl& src, std::size_t offset, void* dst,
                                                std::size_t bytes, bool blocking, bool want_event) {
+    const auto in_gate = gate(context);
     return in_pieces(bytes, 1, blocking, want_event, [&](std::size_t at, std::size_t n, bool block, cl_event* e) {
         check(clEnqueueReadBuffer(queue(), mem(src), block ? CL_TRUE : CL_FALSE, offset + at, n,
                                   static_cast<char*>(dst) + at, 0, nullptr, e),
@@ -59,6 +65,7 @@ std::shared_ptr<detail::EventImpl> Queue::read(detail::BufferImpl& src, std::siz
 
 std::shared_ptr<detail::EventImpl> Queue::copy(detail::BufferImpl& src, std::size_t src_offset, detail::BufferImpl& dst,
                                                std::size_t dst_offset, std::size_t bytes, bool want_event) {
+    const auto in_gate = gate(context);
     return in_pieces(bytes, 1, false, want_event, [&](std::size_t at, std::size_t n, bool, cl_event* e) {
         check(clEnqueueCopyBuffer(queue(), mem(src), mem(dst), src_offset + at, dst_offset + at, n, 0, nullptr, e),
               "clEnqueueCopyBuffer");
@@ -67,6 +74,7 @@ std::shared_ptr<detail::EventImpl> Queue::copy(detail::BufferImpl& src, std::siz
 
 std::shared_ptr<detail::EventImpl> Queue::fill(detail::BufferImpl& dst, std::size_t offset, const void* pattern,
                                                std::size_t pattern_size, std::size_t bytes) {
+    const auto in_gate = gate(context);
     auto& ctx = static_cast<Context&>(*context);
     if (ctx.fill_needs_kernel(offset + bytes)) {
         cl_kernel k = ctx.fill_kernel();
@@ -94,7 +102,9 @@ std::shared_ptr<detail::EventImpl> Queue::fill(detail::BufferImpl& dst, std::siz
 }
 
 void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const detail::KernelArg> args) {
+    const auto in_gate = gate(context);
     auto& k = static_cast<Kernel&>(kernel);
+    k.check_args(args); // before any argument is set
     std::lock_guard lock(k.mutex);
     if (k.last.size() < args.size()) k.last.resize(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -139,9 +149,14 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
 }
 
 std::shared_ptr<detail::EventImpl> Queue::marker() {
+    const auto in_gate = gate(context);
     cl_event e = nullptr;
     check(clEnqueueMarkerWithWaitList(queue(), 0, nullptr, &e), "clEnqueueMarkerWithWaitList");
     return wrap(e);
+}
+
+Queue::~Queue() {
+    clFinish(queue()); // work still queued runs to its end before the queue goes (a destructor cannot report)
 }
 
 void Queue::finish() {

@@ -1,5 +1,10 @@
 #include "xgpu/context.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "cache.hpp"
@@ -41,13 +46,90 @@ Program build_cached(const Context& handle, const std::string& source, const std
 } // namespace
 
 namespace detail {
-std::shared_ptr<PoolState> make_pool_state(const std::shared_ptr<ContextImpl>& ctx);
+std::shared_ptr<PoolState> make_pool_state(const std::shared_ptr<ContextImpl>& ctx,
+                                           const std::shared_ptr<ContextShared>& shared);
+
+ContextShared::~ContextShared() {
+    if (!default_queue) return;
+    try {
+        default_queue->finish();
+    } catch (...) { // a failed kernel: nobody is left to tell
+    }
+}
+
+namespace {
+struct LiveQueues {
+    std::mutex mutex;
+    std::vector<std::weak_ptr<QueueImpl>> queues;
+};
+LiveQueues& live_queues() {
+    static auto* q = new LiveQueues; // never destroyed: the exit handler runs among static destructors
+    return *q;
+}
+void finish_live_queues() {
+    std::vector<std::shared_ptr<QueueImpl>> alive;
+    {
+        std::lock_guard lock(live_queues().mutex);
+        for (const auto& w : live_queues().queues)
+            if (auto q = w.lock()) alive.push_back(std::move(q));
+    }
+    for (const auto& q : alive) {
+        try {
+            q->finish();
+        } catch (...) {
+        }
+    }
+}
+
+// The scopes of the calling thread, innermost last.
+thread_local std::vector<std::shared_ptr<QueueImpl>> scopes;
+} // namespace
+
+void track_queue(const std::shared_ptr<QueueImpl>& queue) {
+    static std::once_flag once;
+    std::call_once(once, [] { std::atexit(finish_live_queues); });
+    std::lock_guard lock(live_queues().mutex);
+    auto& v = live_queues().queues;
+    std::erase_if(v, [](const auto& w) { return w.expired(); });
+    v.push_back(queue);
+}
+
+std::shared_ptr<QueueImpl> current_queue(ContextShared& shared, const std::shared_ptr<ContextImpl>& ctx) {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+        if ((*it)->context == ctx) return *it;
+    std::lock_guard lock(shared.mutex);
+    if (!shared.default_queue) {
+        shared.default_queue = ctx->create_queue();
+        track_queue(shared.default_queue);
+    }
+    return shared.default_queue;
+}
+} // namespace detail
+
+QueueScope::QueueScope(const Queue& queue) : queue_(queue.impl()) {
+    if (!queue_) throw InvalidArgument("xgpu: QueueScope of an empty Queue");
+    detail::scopes.push_back(queue_);
+}
+
+QueueScope::~QueueScope() {
+    // Scopes are objects with automatic storage: they end in reverse order of their start.
+    auto& s = detail::scopes;
+    for (auto it = s.rbegin(); it != s.rend(); ++it)
+        if (*it == queue_) {
+            s.erase(std::next(it).base());
+            break;
+        }
 }
 
 Context::Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {
     if (!impl_) return;
     shared_ = std::make_shared<detail::ContextShared>();
-    shared_->pool = detail::make_pool_state(impl_);
+    shared_->pool = detail::make_pool_state(impl_, shared_);
+}
+
+Queue Context::current_queue() const {
+    if (!impl_) throw InvalidArgument("xgpu: current_queue of an empty Context");
+    return Queue(detail::current_queue(*shared_, impl_));
 }
 
 MemoryPool Context::pool() const {
@@ -63,12 +145,17 @@ const std::string& Context::backend() const {
 
 Queue Context::queue() const {
     std::lock_guard lock(shared_->mutex);
-    if (!shared_->default_queue) shared_->default_queue = impl_->create_queue();
+    if (!shared_->default_queue) {
+        shared_->default_queue = impl_->create_queue();
+        detail::track_queue(shared_->default_queue);
+    }
     return Queue(shared_->default_queue);
 }
 
 Queue Context::new_queue() const {
-    return Queue(impl_->create_queue());
+    auto q = impl_->create_queue();
+    detail::track_queue(q);
+    return Queue(std::move(q));
 }
 
 namespace detail {

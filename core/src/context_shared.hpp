@@ -16,6 +16,13 @@ namespace xgpu::detail {
 struct PoolState;
 
 struct ContextShared {
+    ContextShared() = default;
+    ContextShared(const ContextShared&) = delete;
+    ContextShared& operator=(const ContextShared&) = delete;
+    // The last handle is gone: what it queued on the default queue is finished (PoCL crashes when
+    // it still compiles queued work while the process tears LLVM down).
+    ~ContextShared();
+
     std::mutex mutex; // guards the default queue and the program cache; builds run under it
     std::shared_ptr<QueueImpl> default_queue;
     std::unordered_map<std::string, std::shared_ptr<ProgramImpl>> programs; // by cache key
@@ -23,5 +30,12 @@ struct ContextShared {
     std::unordered_map<std::string, Kernel> generated; // generated kernels by structural key
     std::shared_ptr<PoolState> pool;
 };
+
+// The queue array work of this context runs on in the calling thread: the innermost QueueScope's
+// for this context, else the default queue (created on first use).
+std::shared_ptr<QueueImpl> current_queue(ContextShared& shared, const std::shared_ptr<ContextImpl>& ctx);
+
+// Every queue the process has made is finished at exit (and by each backend when it is destroyed).
+void track_queue(const std::shared_ptr<QueueImpl>& queue);
 
 } // namespace xgpu::detail

@@ -50,7 +50,7 @@ void stream_launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> a
     args.push_back(KernelArg{KernelArg::Kind::scalar, 8, &base, nullptr});
     args.push_back(KernelArg{KernelArg::Kind::scalar, 8, &count, nullptr});
     args.push_back(KernelArg{KernelArg::Kind::scalar, 4, &guard, nullptr});
-    const Queue q = ctx.queue();
+    const Queue q = ctx.current_queue();
     if (!unguarded(ctx)) {
         const std::size_t padded = (count + wg - 1) / wg * wg;
         const Grid g = padded <= row ? Grid{Range(padded, 1), Range(wg, 1)}

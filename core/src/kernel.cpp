@@ -54,6 +54,11 @@ void check_grid(const std::string& kernel, const Grid& grid, const DeviceInfo& d
     const Range& l = grid.local;
     if (g.dims < 1 || g.dims > 3)
         throw InvalidArgument(fmt::format("xgpu: launch of '{}': the global range is empty", kernel));
+    std::size_t total = 1;
+    for (unsigned d = 0; d < g.dims; ++d)
+        if (__builtin_mul_overflow(total, g[d], &total))
+            throw InvalidArgument(fmt::format(
+                "xgpu: launch of '{}': the global range {} has more work-items than 64 bits count", kernel, g.str()));
     if (l.empty()) return;
     if (l.dims != g.dims)
         throw InvalidArgument(fmt::format(
@@ -104,6 +109,8 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
                                           impl_->name, local_bytes, dev.local_memory));
     check_grid(impl_->name, grid, dev);
     if (grid.global.total() == 0) return; // nothing to run
+    for (const auto& a : args)
+        if (a.kind == detail::KernelArg::Kind::buffer) detail::record_use(*a.buffer, queue.impl());
     if (detail::profiling()) {
         auto before = q.marker();
         q.launch(*impl_, grid, args);

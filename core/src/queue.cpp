@@ -18,6 +18,7 @@ detail::QueueImpl& self(const Queue& q) {
 // Checks that [offset, offset+bytes) lies inside `b`, which belongs to the queue's context.
 detail::BufferImpl& checked(const detail::QueueImpl& q, const Buffer& b, std::size_t offset, std::size_t bytes,
                             const char* op, const char* role) {
+    // (record_use is called by the operations once every argument has passed.)
     if (!b.impl()) throw InvalidArgument(fmt::format("xgpu: {}: the {} buffer is empty", op, role));
     auto& impl = *b.impl();
     if (impl.context != q.context)
@@ -43,28 +44,36 @@ void Queue::write(const Buffer& dst, const void* src, std::size_t bytes, std::si
     auto& q = self(*this);
     auto& b = checked(q, dst, offset, bytes, "write", "destination");
     check_host(src, bytes, "write");
-    if (bytes) q.write(b, offset, src, bytes, true, false);
+    if (!bytes) return;
+    detail::record_use(b, impl_);
+    q.write(b, offset, src, bytes, true, false);
 }
 
 Event Queue::write_async(const Buffer& dst, const void* src, std::size_t bytes, std::size_t offset) const {
     auto& q = self(*this);
     auto& b = checked(q, dst, offset, bytes, "write_async", "destination");
     check_host(src, bytes, "write_async");
-    return bytes ? wrap(q.write(b, offset, src, bytes, false, true)) : marker();
+    if (!bytes) return marker();
+    detail::record_use(b, impl_);
+    return wrap(q.write(b, offset, src, bytes, false, true));
 }
 
 void Queue::read(const Buffer& src, void* dst, std::size_t bytes, std::size_t offset) const {
     auto& q = self(*this);
     auto& b = checked(q, src, offset, bytes, "read", "source");
     check_host(dst, bytes, "read");
-    if (bytes) q.read(b, offset, dst, bytes, true, false);
+    if (!bytes) return;
+    detail::record_use(b, impl_);
+    q.read(b, offset, dst, bytes, true, false);
 }
 
 Event Queue::read_async(const Buffer& src, void* dst, std::size_t bytes, std::size_t offset) const {
     auto& q = self(*this);
     auto& b = checked(q, src, offset, bytes, "read_async", "source");
     check_host(dst, bytes, "read_async");
-    return bytes ? wrap(q.read(b, offset, dst, bytes, false, true)) : marker();
+    if (!bytes) return marker();
+    detail::record_use(b, impl_);
+    return wrap(q.read(b, offset, dst, bytes, false, true));
 }
 
 void Queue::copy(const Buffer& src, const Buffer& dst, std::size_t bytes, std::size_t src_offset,
@@ -80,7 +89,10 @@ Event Queue::copy_async(const Buffer& src, const Buffer& dst, std::size_t bytes,
     if (&s == &d && src_offset < dst_offset + bytes && dst_offset < src_offset + bytes && bytes)
         throw InvalidArgument(fmt::format("xgpu: copy: source [{}, {}) and destination [{}, {}) overlap in one buffer",
                                           src_offset, src_offset + bytes, dst_offset, dst_offset + bytes));
-    return bytes ? wrap(q.copy(s, src_offset, d, dst_offset, bytes, true)) : marker();
+    if (!bytes) return marker();
+    detail::record_use(s, impl_);
+    detail::record_use(d, impl_);
+    return wrap(q.copy(s, src_offset, d, dst_offset, bytes, true));
 }
 
 Event Queue::fill(const Buffer& dst, const void* pattern, std::size_t pattern_size, std::size_t bytes,
@@ -94,7 +106,9 @@ Event Queue::fill(const Buffer& dst, const void* pattern, std::size_t pattern_si
         throw InvalidArgument(fmt::format("xgpu: fill: offset {} and size {} must be multiples of the pattern size {}",
                                           offset, bytes, pattern_size));
     check_host(pattern, pattern_size, "fill");
-    return bytes ? wrap(q.fill(b, offset, pattern, pattern_size, bytes)) : marker();
+    if (!bytes) return marker();
+    detail::record_use(b, impl_);
+    return wrap(q.fill(b, offset, pattern, pattern_size, bytes));
 }
 
 Event Queue::marker() const {

@@ -55,10 +55,13 @@ Event to_host_async(const ArrayDesc& a, void* dst);
 void from_host(const ArrayDesc& a, const void* src);     // blocking, any layout
 void fill(const ArrayDesc& a, const void* value);        // value of a.dtype
 void assign(const ArrayDesc& dst, const ArrayDesc& src); // dst[...] = src (broadcast, cast)
-ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std::size_t n);
+// numpy.arange: ceil((stop - start) / step) elements; a count that is not finite or too big throws.
+ArrayDesc arange(const Context& ctx, DType dtype, double start, double stop, double step);
 void print(std::ostream& os, const ArrayDesc& a);
 void require_fp64(const Context& ctx, DType dtype);
 std::size_t resolve_length(std::size_t size, const Shape& shape, const char* what);
+[[noreturn]] void dtype_mismatch(DType have, DType want);
+[[noreturn]] void cannot_store(const char* op, DType result, DType array); // an in-place operator's cast
 
 } // namespace detail
 
@@ -69,7 +72,11 @@ public:
     using value_type = T;
 
     Array() = default;
-    explicit Array(detail::ArrayDesc d) : d_(std::move(d)) {}
+    // Adopts a description; its element type must be T (a mismatch would read or write the wrong
+    // number of bytes on every transfer).
+    explicit Array(detail::ArrayDesc d) : d_(std::move(d)) {
+        if (d_.buffer && d_.dtype != dtype_v<T>) detail::dtype_mismatch(d_.dtype, dtype_v<T>);
+    }
     // Evaluates an expression into a new array.
     template <Element U> Array(const Expr<U>& e);
 
@@ -189,10 +196,7 @@ template <Element T> Array<T> ones(const Context& ctx, const Shape& shape, Order
 }
 // numpy.arange(start, stop, step) for real types.
 template <Element T> Array<T> arange(const Context& ctx, double start, double stop, double step = 1.0) {
-    if (step == 0) throw InvalidArgument("xgpu: arange: step must not be zero");
-    const double count = (stop - start) / step;
-    const std::size_t n = count > 0 ? std::size_t(std::ceil(count)) : 0;
-    return Array<T>(detail::arange(ctx, dtype_v<T>, start, step, n));
+    return Array<T>(detail::arange(ctx, dtype_v<T>, start, stop, step));
 }
 template <Element T> Array<T> arange(const Context& ctx, double stop) {
     return arange<T>(ctx, 0.0, stop, 1.0);

@@ -45,6 +45,10 @@ public:
     // The default queue, and a new independent one.
     Queue queue() const;
     Queue new_queue() const;
+    // The queue array operations (expressions, reductions, scans, transfers, random numbers, pool
+    // allocations) run on in the calling thread: the innermost QueueScope's for this context, else
+    // the default queue.
+    Queue current_queue() const;
 
     Buffer alloc(std::size_t bytes) const;
     HostBuffer alloc_host(std::size_t bytes) const;

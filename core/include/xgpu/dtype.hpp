@@ -131,6 +131,19 @@ constexpr DType promote_weak(DType a, Kind k) {
     return kind(a) == Kind::floating ? complex_type_of_size(info(a).size) : DType::complex128;
 }
 
+// numpy.can_cast(from, to, "same_kind"): bool -> unsigned -> signed -> floating -> complex, any
+// size within a kind. In-place operators store their result only where this holds.
+constexpr bool can_cast_same_kind(DType from, DType to) {
+    auto order = [](Kind k) {
+        return k == Kind::boolean        ? 0
+               : k == Kind::unsigned_int ? 1
+               : k == Kind::signed_int   ? 2
+               : k == Kind::floating     ? 3
+                                         : 4;
+    };
+    return order(kind(from)) <= order(kind(to));
+}
+
 // The type of true division: integers and bool divide to float64.
 constexpr DType true_divide_type(DType t) {
     return is_inexact(t) ? t : DType::float64;

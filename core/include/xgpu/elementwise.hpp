@@ -47,6 +47,7 @@ private:
     struct Param {
         std::string declaration, name, type; // "const float* x", "x", "float"
         bool pointer;
+        DType dtype;
     };
     std::vector<Param> params_;
     std::string kernel_;

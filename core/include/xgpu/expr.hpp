@@ -234,6 +234,8 @@ template <Element T> template <Element U> Array<T>& Array<T>::operator=(const Ex
 #define XGPU_COMPOUND(op, binop)                                                                                       \
     template <Element T> template <class E> Array<T>& Array<T>::op(const E& e) {                                       \
         auto expr = (*this)binop e;                                                                                    \
+        using R = typename decltype(expr)::value_type;                                                                 \
+        if (!can_cast_same_kind(dtype_v<R>, dtype_v<T>)) detail::cannot_store(#op, dtype_v<R>, dtype_v<T>);            \
         detail::evaluate(*expr.node(), d_);                                                                            \
         return *this;                                                                                                  \
     }

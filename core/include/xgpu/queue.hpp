@@ -53,4 +53,25 @@ private:
     std::shared_ptr<detail::QueueImpl> impl_;
 };
 
+// Array operations of the queue's context run on `queue` in this thread while the scope lives
+// (CuPy's `with stream:`; PyOpenCL's arrays carry a queue). Scopes nest; each thread has its own.
+//
+//   auto q2 = ctx.new_queue();
+//   { xgpu::QueueScope on(q2); y = 2.0 * x + 1.0; }   // enqueued on q2
+//
+// Memory from the context's pool is ordered by queue: a block freed on one queue is handed to
+// another only once the work that used it has completed, so arrays may move between queues.
+// Ordering between queues is the caller's, as with streams: an array written on one queue and
+// read on another needs a q.finish() or an event wait in between.
+class QueueScope {
+public:
+    explicit QueueScope(const Queue& queue);
+    ~QueueScope();
+    QueueScope(const QueueScope&) = delete;
+    QueueScope& operator=(const QueueScope&) = delete;
+
+private:
+    std::shared_ptr<detail::QueueImpl> queue_;
+};
+
 } // namespace xgpu

@@ -11,15 +11,16 @@
 // The stream. A generator is a 64-bit seed and a 64-bit block counter. Block b is
 //   philox4x32_10(counter = {low32(b), high32(b), 0, 0}, key = {low32(seed), high32(seed)}),
 // four 32-bit words w[0..3]. A call that makes n numbers takes them from blocks counter + 0,
-// counter + 1, ... (mod 2^64), a fixed number E of numbers per block, in the C order of the
-// destination's elements: element i comes from block counter + i / E, from its 4/E words that
-// start at word (i % E) * 4/E. Words left in the last block are dropped, and the counter then
-// advances by ceil(n / E), so consecutive calls never reuse a block; a call that makes no numbers
-// leaves it unchanged. Per distribution:
+// counter + 1, ... (a call that would pass block 2^64 - 1 throws: the stream never wraps), a fixed number E of numbers
+// per block, in the C order of the destination's elements: element i comes from block counter + i / E, from its 4/E
+// words that start at word (i % E) * 4/E. Words left in the last block are dropped, and the counter then advances by
+// ceil(n / E), so consecutive calls never reuse a block; a call that makes no numbers leaves it unchanged. Per
+// distribution:
 //   uniform<float>     E = 4  u = (w >> 8) * 2^-24, in [0, 1)
 //   uniform<double>    E = 2  u = ((w[2j] << 32 | w[2j+1]) >> 11) * 2^-53, in [0, 1)
-//     with a range: fma(hi - lo, u, lo), rounded once; as with numpy, hi itself may come out when
-//     the rounding goes that way.
+//     with a range: min(fma(hi - lo, u, lo), the largest T below hi): fma rounded once, then kept
+//     below hi, so that the interval is exactly [lo, hi) as PyOpenCL's and curand's users expect
+//     (numpy may return hi itself when the rounding goes that way). With hi <= lo nothing is clipped.
 //   integers<T>        [lo, hi) as lo + floor(x * (hi - lo) / 2^bits), x a random number of twice
 //     T's width: 1- and 2-byte T: E = 4, x = w (32 bits); 4-byte T: E = 2, x = w[2j] << 32 |
 //     w[2j+1]; 8-byte T: E = 1, x = the 128 bits w[0] w[1] w[2] w[3], most significant first.
@@ -41,8 +42,10 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -130,6 +133,10 @@ public:
     // Numbers per block (E above) for a distribution and type.
     enum class Distribution { uniform, normal, integers };
     static unsigned per_block(Distribution d, DType dtype);
+    // The bound a uniform in [lo, hi) is clipped to: the largest T below hi (no clipping where hi <= lo).
+    template <RandomReal T> static T below(T lo, T hi) {
+        return hi > lo ? std::nextafter(hi, lo) : std::numeric_limits<T>::max();
+    }
 
 private:
     Context ctx_;

@@ -10,7 +10,9 @@
 // Results are deterministic: the same inputs on the same device give the same bits.
 #pragma once
 
+#include <climits>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,13 +47,15 @@ struct ReduceSpec {
     std::string map;          // an expression making an accumulator from value `v` at index `i`
     std::string finish;       // an expression making the result from the final accumulator `a`
     DType out;                // the result's type
+    std::size_t acc_bytes;    // the size of one accumulator in memory (partial results)
     bool shuffle = false;     // acc_type may use CUDA's warp shuffles
 };
 
 enum class ReduceOp { sum, min, max, argmin, argmax, any, all, norm1, norm2, norm_inf };
 ReduceSpec reduce_spec(ReduceOp op, DType value);
-// Reduces `expr` over its whole shape into a new 0-d array (throws for min/max/arg* of nothing).
-ArrayDesc reduce_all(const Node& expr, ReduceOp op);
+// Reduces `expr` over its whole shape into a new 0-d array (throws for min/max/arg* of nothing),
+// of the operation's result type or, where given, converted to `out`.
+ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out = std::nullopt);
 // Reduces along `axis` into a new array of the other dimensions.
 ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis);
 
@@ -108,8 +112,11 @@ template <ArrayLike E> DeviceScalar<bool> all(const E& e) {
 }
 // numpy.dot of two 1-D arrays (or expressions): sum(x * y) in one pass, in their promoted type.
 template <ArrayLike A, ArrayLike B> auto dot(const A& x, const B& y) {
+    // Accumulated as sum() does (integers in 64 bits), returned in the promoted type as numpy.dot
+    // returns it (small integers wrap, bool is "any product true").
     auto prod = x * y;
-    return DeviceScalar<typename decltype(prod)::value_type>(detail::reduce_all(*prod.node(), detail::ReduceOp::sum));
+    using P = typename decltype(prod)::value_type;
+    return DeviceScalar<P>(detail::reduce_all(*prod.node(), detail::ReduceOp::sum, dtype_v<P>));
 }
 // numpy.vdot: the first argument conjugated.
 template <ArrayLike A, ArrayLike B> auto vdot(const A& x, const B& y) {
@@ -157,6 +164,7 @@ public:
     }
     // Over i = 0 .. n-1.
     template <class... Args> DeviceScalar<T> over(std::size_t n, const Args&... args) const {
+        if (n > std::size_t(INT64_MAX)) throw InvalidArgument("xgpu: ReductionKernel::over: the count is too big");
         return DeviceScalar<T>(impl_.run(std::int64_t(n), {detail::bind_arg(args)...}));
     }
 

@@ -3,6 +3,7 @@
 #include "xgpu/elementwise.hpp"
 
 #include <cctype>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,45 @@ std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\n");
     const auto e = s.find_last_not_of(" \t\n");
     return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// The dtype a declared type names. Every name maps to the same width in both dialects (OpenCL's
+// long is 64 bits, as is CUDA's on the 64-bit hosts NVRTC targets).
+std::optional<DType> dtype_named(const std::string& t) {
+    static const std::pair<const char*, DType> names[] = {{"float", DType::float32},
+                                                          {"double", DType::float64},
+                                                          {"int8_t", DType::int8},
+                                                          {"char", DType::int8},
+                                                          {"signed char", DType::int8},
+                                                          {"int16_t", DType::int16},
+                                                          {"short", DType::int16},
+                                                          {"int32_t", DType::int32},
+                                                          {"int", DType::int32},
+                                                          {"int64_t", DType::int64},
+                                                          {"long", DType::int64},
+                                                          {"uint8_t", DType::uint8},
+                                                          {"uchar", DType::uint8},
+                                                          {"unsigned char", DType::uint8},
+                                                          {"uint16_t", DType::uint16},
+                                                          {"ushort", DType::uint16},
+                                                          {"unsigned short", DType::uint16},
+                                                          {"uint32_t", DType::uint32},
+                                                          {"uint", DType::uint32},
+                                                          {"unsigned int", DType::uint32},
+                                                          {"unsigned", DType::uint32},
+                                                          {"uint64_t", DType::uint64},
+                                                          {"ulong", DType::uint64},
+                                                          {"unsigned long", DType::uint64},
+                                                          {"xgpu_cfloat", DType::complex64},
+                                                          {"xgpu_cdouble", DType::complex128}};
+    for (const auto& [n, d] : names)
+        if (t == n) return d;
+    return std::nullopt;
+}
+
+std::string known_type_names() {
+    return "float, double, int8_t..int64_t, uint8_t..uint64_t, char, short, int, long, uchar, ushort, uint, ulong, "
+           "unsigned char/short/int/long, xgpu_cfloat, xgpu_cdouble";
 }
 
 template <class Param> std::vector<Param> parse(const std::string& arguments) {
@@ -55,28 +95,17 @@ template <class Param> std::vector<Param> parse(const std::string& arguments) {
             base += (base.empty() ? "" : " ") + word;
         }
         p.type = base;
+        // An argument whose type cannot be checked against what is passed is refused: a wrong
+        // element size would let the kernel write past the array's end.
+        const auto d = dtype_named(base);
+        if (!d)
+            throw InvalidArgument(fmt::format("xgpu: kernel argument '{}': the type '{}' is not one xgpu can check "
+                                              "(size_t, vector and user types are not accepted); use one of {}",
+                                              decl, base, known_type_names()));
+        p.dtype = *d;
         out.push_back(p);
     }
     return out;
-}
-
-// The dtype a declared type names, where it names one we know.
-std::optional<DType> dtype_named(const std::string& t) {
-    static const std::pair<const char*, DType> names[] = {
-        {"float", DType::float32},         {"double", DType::float64},
-        {"int8_t", DType::int8},           {"char", DType::int8},
-        {"int16_t", DType::int16},         {"short", DType::int16},
-        {"int32_t", DType::int32},         {"int", DType::int32},
-        {"int64_t", DType::int64},         {"uint8_t", DType::uint8},
-        {"uchar", DType::uint8},           {"unsigned char", DType::uint8},
-        {"uint16_t", DType::uint16},       {"ushort", DType::uint16},
-        {"uint32_t", DType::uint32},       {"uint", DType::uint32},
-        {"unsigned int", DType::uint32},   {"unsigned", DType::uint32},
-        {"uint64_t", DType::uint64},       {"ulong", DType::uint64},
-        {"xgpu_cfloat", DType::complex64}, {"xgpu_cdouble", DType::complex128}};
-    for (const auto& [n, d] : names)
-        if (t == n) return d;
-    return std::nullopt;
 }
 
 } // namespace
@@ -123,11 +152,13 @@ std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>
         if (p.pointer != (a.array != nullptr))
             throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') must be {}", kernel_, k,
                                               p.declaration, p.pointer ? "an Array" : "a scalar"));
-        const auto want = dtype_named(p.type);
-        if (want && *want != a.dtype)
+        if (p.dtype != a.dtype)
             throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') declares {}, but {} was given",
-                                              kernel_, k, p.declaration, name(*want), name(a.dtype)));
+                                              kernel_, k, p.declaration, name(p.dtype), name(a.dtype)));
         if (a.array) {
+            if (!a.array->buffer)
+                throw InvalidArgument(
+                    fmt::format("xgpu: kernel '{}': argument '{}' is an empty Array", kernel_, p.name));
             if (!(a.array->context == ctx))
                 throw InvalidArgument(
                     fmt::format("xgpu: kernel '{}': argument '{}' is an array of another context", kernel_, p.name));
@@ -169,20 +200,27 @@ void ElementwiseKernel::launch(const Slice* range, const std::vector<detail::Bou
     std::vector<detail::KernelArg> kargs;
     std::vector<std::int64_t> offsets;
     const std::int64_t size = args_.pack(ctx_, args, kargs, offsets);
-    std::int64_t start = 0, step = 1;
-    std::uint64_t n = size < 0 ? 0 : std::uint64_t(size);
+    // The range is resolved exactly as a slice of the first array argument (numpy's rules), so
+    // every index i it yields is inside that array.
+    SliceRange r{0, 1, size < 0 ? 0 : std::size_t(size)};
     if (range) {
-        step = range->step;
-        if (step == 0) throw InvalidArgument("xgpu: ElementwiseKernel range step must not be zero");
-        start = range->start.value_or(step > 0 ? 0 : size - 1);
-        const std::int64_t stop = range->stop.value_or(step > 0 ? size : -1);
-        const std::int64_t len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / (-step);
-        n = len > 0 ? std::uint64_t(len) : 0;
+        if (size < 0) {
+            const bool bounded = range->start && range->stop && *range->start >= 0 && *range->stop >= 0;
+            if (!bounded)
+                throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}' has no array argument: its range needs "
+                                                  "a start and a stop, both >= 0",
+                                                  name_));
+            r = resolve(*range, std::size_t(INT64_MAX));
+        } else {
+            r = resolve(*range, std::size_t(size));
+        }
     } else if (size < 0) {
         throw InvalidArgument(fmt::format("xgpu: ElementwiseKernel '{}' has no array argument to size the launch; "
                                           "pass a range",
                                           name_));
     }
+    const std::int64_t start = r.start, step = r.step;
+    const std::uint64_t n = r.length;
     kargs.push_back(detail::make_arg(start));
     kargs.push_back(detail::make_arg(step));
     detail::stream_launch(ctx_, kernel_, std::move(kargs), n);

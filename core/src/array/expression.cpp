@@ -1,6 +1,8 @@
 // Array expressions to kernels: a tree of operations becomes ONE generated kernel, keyed by its
 // structure, types and operand layouts; scalars, offsets, strides and sizes are arguments.
+#include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -77,7 +79,26 @@ NodePtr scalar_node(DType type, const void* value, DType value_type) {
     return n;
 }
 
+namespace {
+// numpy refuses an integer raised to a negative integer; a host scalar exponent is known here.
+// (An exponent array's negative elements give 0, or +-1 for a base of +-1: a kernel cannot raise.)
+void check_integer_power(DType type, const Node& exponent) {
+    if (kind(type) != Kind::signed_int || exponent.op != Node::Op::scalar) return;
+    auto read = [&](auto v) {
+        std::memcpy(&v, exponent.value.data(), sizeof v);
+        return std::int64_t(v);
+    };
+    const std::size_t size = info(type).size;
+    const std::int64_t e = size == 1   ? read(std::int8_t())
+                           : size == 2 ? read(std::int16_t())
+                           : size == 4 ? read(std::int32_t())
+                                       : read(std::int64_t());
+    if (e < 0) throw InvalidArgument("xgpu: integers to negative integer powers are not allowed (as in numpy)");
+}
+} // namespace
+
 NodePtr op_node(const char* fn, DType type, NodePtr a, NodePtr b, NodePtr c) {
+    if (b && std::string_view(fn) == "pow") check_integer_power(type, *b);
     auto n = std::make_shared<Node>();
     n->op = c ? Node::Op::ternary : b ? Node::Op::binary : Node::Op::unary;
     n->type = type;
@@ -402,7 +423,9 @@ private:
                 // numpy: % takes the divisor's sign (floor modulo); fmod the dividend's. x % 0 gives 0 for integers.
                 const std::string x = temp(C, a, body), y = temp(C, b, body);
                 std::string r = flt ? fmt::format("fmod({}, {})", x, y)
-                                    : fmt::format("({1} == 0 ? ({2})0 : {0} % {1})", x, y, dev(C));
+                                    : fmt::format("(({1} == 0{3}) ? ({2})0 : {0} % {1})", x, y, dev(C),
+                                                  // MIN % -1 is undefined in C; the answer is 0
+                                                  kind(C) == Kind::signed_int ? fmt::format(" || {} == -1", y) : "");
                 if (f == "fmod") return r;
                 const std::string rv = temp(C, r, body);
                 return fmt::format("(({0} != 0 && (({0} < 0) != ({1} < 0))) ? ({2})({0} + {1}) : {0})", rv, y, dev(C));

@@ -1,5 +1,7 @@
 // Array layout: shapes, strides, views by indexing and slicing, reshape and transpose.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -13,11 +15,42 @@ std::string to_string(const Shape& shape) {
     return fmt::format("({})", fmt::join(shape, ", "));
 }
 
+namespace {
+constexpr std::size_t max_extent = std::size_t(INT64_MAX); // numpy's limit: sizes are intp
+[[noreturn]] void too_big(const Shape& shape, const char* what) {
+    throw InvalidArgument(
+        fmt::format("xgpu: an array of shape {} is too big: its {} do not fit in 63 bits", to_string(shape), what));
+}
+} // namespace
+
 std::size_t shape_size(const Shape& shape) {
     std::size_t n = 1;
     for (auto s : shape)
-        n *= s;
+        if (__builtin_mul_overflow(n, s, &n) || n > max_extent) too_big(shape, "elements");
     return n;
+}
+
+std::size_t shape_bytes(const Shape& shape, std::size_t element_size) {
+    std::size_t bytes = 0;
+    if (__builtin_mul_overflow(shape_size(shape), element_size, &bytes) || bytes > max_extent) too_big(shape, "bytes");
+    return bytes;
+}
+
+SliceRange resolve(const Slice& s, std::size_t axis_length) {
+    if (s.step == 0) throw InvalidArgument("xgpu: slice step must not be zero");
+    // 128 bits: a step of INT64_MIN and bounds at the int64 limits must not overflow.
+    using Wide = __int128;
+    const Wide n = Wide(std::min(axis_length, max_extent)), step = s.step;
+    auto bound = [&](std::optional<std::int64_t> x, Wide missing) -> Wide {
+        if (!x) return missing;
+        const Wide k = *x < 0 ? Wide(*x) + n : Wide(*x);
+        return step > 0 ? std::clamp<Wide>(k, 0, n) : std::clamp<Wide>(k, -1, n - 1);
+    };
+    const Wide start = bound(s.start, step > 0 ? 0 : n - 1);
+    const Wide stop = bound(s.stop, step > 0 ? n : -1);
+    const Wide len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / (-step);
+    if (len <= 0) return {0, s.step, 0};
+    return {std::int64_t(start), s.step, std::size_t(len)};
 }
 
 Strides contiguous_strides(const Shape& shape, Order order) {
@@ -55,6 +88,16 @@ bool ArrayDesc::is_f_contiguous() const {
     return size() == 0 || matches(*this, contiguous_strides(shape, Order::F));
 }
 
+void dtype_mismatch(DType have, DType want) {
+    throw InvalidArgument(fmt::format("xgpu: an array of {} cannot be seen as an Array<{}>", name(have), name(want)));
+}
+
+void cannot_store(const char* op, DType result, DType array) {
+    throw InvalidArgument(fmt::format("xgpu: {}: the result of type {} cannot be stored in an array of {} "
+                                      "(numpy's same_kind rule); assign a converted expression instead",
+                                      op, name(result), name(array)));
+}
+
 void require_fp64(const Context& ctx, DType dtype) {
     if ((dtype == DType::float64 || dtype == DType::complex128) && !ctx.device().has_fp64())
         throw InvalidArgument(fmt::format("xgpu: {} arrays need double precision, which {} ({}) does not have",
@@ -68,8 +111,9 @@ ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order 
     a.context = ctx;
     a.dtype = dtype;
     a.shape = shape;
+    const std::size_t bytes = shape_bytes(shape, info(dtype).size); // before any stride arithmetic
     a.strides = contiguous_strides(shape, order);
-    a.buffer = ctx.pool().allocate(shape_size(shape) * info(dtype).size);
+    a.buffer = ctx.pool().allocate(bytes);
     return a;
 }
 
@@ -91,23 +135,13 @@ ArrayDesc view(const ArrayDesc& a, std::span<const Index> index) {
                 throw InvalidArgument(fmt::format("xgpu: index {} is out of range for axis {} of length {}", *i, d, n));
             v.offset += k * a.strides[d];
         } else {
-            // numpy's slice.indices(n)
-            const Slice& s = std::get<Slice>(index[d]);
-            if (s.step == 0) throw InvalidArgument("xgpu: slice step must not be zero");
-            const std::int64_t step = s.step;
-            auto clamp = [&](std::optional<std::int64_t> x, std::int64_t dflt) {
-                if (!x) return dflt;
-                std::int64_t k = *x < 0 ? *x + n : *x;
-                if (step > 0) return std::clamp<std::int64_t>(k, 0, n);
-                return std::clamp<std::int64_t>(k, -1, n - 1);
-            };
-            const std::int64_t start = clamp(s.start, step > 0 ? 0 : n - 1);
-            const std::int64_t stop = clamp(s.stop, step > 0 ? n : -1);
-            std::int64_t len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / (-step);
-            if (len < 0) len = 0;
-            if (len > 0) v.offset += start * a.strides[d];
-            v.shape.push_back(std::size_t(len));
-            v.strides.push_back(a.strides[d] * step);
+            const SliceRange r = resolve(std::get<Slice>(index[d]), a.shape[d]);
+            v.offset += r.start * a.strides[d];
+            v.shape.push_back(r.length);
+            // With one element or none the stride is never used to address: where stride * step
+            // leaves 64 bits (a huge step), keep the axis' own.
+            std::int64_t stride = 0;
+            v.strides.push_back(__builtin_mul_overflow(a.strides[d], r.step, &stride) ? a.strides[d] : stride);
         }
     }
     return v;

@@ -98,6 +98,7 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         s.map = convert_code("v", t, a);
         s.finish = "a";
         s.out = a;
+        s.acc_bytes = info(a).size;
         s.shuffle = shuffles(a);
         break;
     }
@@ -112,6 +113,7 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         s.map = "v";
         s.finish = "a";
         s.out = t;
+        s.acc_bytes = info(t).size;
         s.shuffle = shuffles(t);
         break;
     }
@@ -136,6 +138,7 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         s.map = "xgpu_arg_make(v, (int64_t)i)";
         s.finish = "a.i";
         s.out = DType::int64;
+        s.acc_bytes = 16; // { value of at most 8 bytes, int64 } padded
         break;
     }
     case ReduceOp::any:
@@ -148,6 +151,7 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         s.map = "(int32_t)" + convert_code("v", t, DType::bool_);
         s.finish = "(uint8_t)(a != 0)";
         s.out = DType::bool_;
+        s.acc_bytes = 4;
         s.shuffle = true;
         break;
     }
@@ -166,6 +170,7 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
             s.map = magnitude(t, r);
         s.finish = op == ReduceOp::norm2 ? "sqrt(a)" : "a";
         s.out = r;
+        s.acc_bytes = info(r).size;
         s.shuffle = true;
         break;
     }
@@ -284,17 +289,11 @@ Kernels kernels(const Context& ctx, const std::string& key, const std::function<
             generated_kernel(ctx, key + "|axis", source, "xgpu_reduce_axis")};
 }
 
-std::size_t acc_size(const ReduceSpec& s, DType value) {
-    if (s.acc_type == "xgpu_arg") return 16; // { value of at most 8 bytes, int64 } padded
-    if (s.acc_type == "int32_t") return 4;
-    return info(s.name == "sum" ? sum_type(value) : s.out).size;
-}
-
 // Runs stages 1 and 2 over `n` elements with `args` (the map's arguments) into `out`.
-void run_all(const Context& ctx, const Kernels& k, const Geometry& g, const ReduceSpec& s, DType value,
-             std::vector<KernelArg> args, std::uint64_t n, const ArrayDesc& out) {
+void run_all(const Context& ctx, const Kernels& k, const Geometry& g, const ReduceSpec& s, std::vector<KernelArg> args,
+             std::uint64_t n, const ArrayDesc& out) {
     const std::uint32_t final = g.groups == 1;
-    Buffer partial = ctx.pool().allocate(g.groups * acc_size(s, value));
+    Buffer partial = ctx.pool().allocate(g.groups * s.acc_bytes);
     const std::int64_t off = out.offset;
     const std::uint64_t groups = g.groups;
     args.push_back(make_arg(partial));
@@ -303,7 +302,7 @@ void run_all(const Context& ctx, const Kernels& k, const Geometry& g, const Redu
     args.push_back(make_arg(n));
     args.push_back(make_arg(g.chunk));
     args.push_back(make_arg(final));
-    const Queue q = ctx.queue();
+    const Queue q = ctx.current_queue();
     k.stage1.launch_args(q, Grid{g.groups * g.wg, g.wg}, args);
     if (!final) k.stage2.launch(q, Grid{g.wg, g.wg}, partial, groups, out.buffer, off);
 }
@@ -336,11 +335,16 @@ bool needs_identity(ReduceOp op) {
 
 } // namespace
 
-ArrayDesc reduce_all(const Node& expr, ReduceOp op) {
+ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_type) {
     const Context& ctx = node_context(expr);
     const Shape shape = result_shape(expr);
     const std::uint64_t n = shape_size(shape);
-    const ReduceSpec& spec = cached_spec(op, expr.type);
+    ReduceSpec spec = cached_spec(op, expr.type);
+    if (out_type && *out_type != spec.out) { // numpy.dot's type: the accumulator converted at the end
+        spec.name += fmt::format("|to_{}", name(*out_type));
+        spec.finish = *out_type == DType::bool_ ? "(uint8_t)(a != 0)" : "a";
+        spec.out = *out_type;
+    }
     if (n == 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec.name));
     ArrayDesc out = make_array(ctx, spec.out, {}, Order::C);
@@ -355,7 +359,7 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op) {
     std::vector<KernelArg> args;
     std::vector<std::int64_t> ints;
     map_arguments(expr, ctx, shape, args, ints);
-    run_all(ctx, k, g, spec, expr.type, std::move(args), n, out);
+    run_all(ctx, k, g, spec, std::move(args), n, out);
     return out;
 }
 
@@ -397,7 +401,7 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     args.push_back(make_arg(out.buffer));
     args.push_back(make_arg(off));
     args.push_back(make_arg(m));
-    k.axis.launch_args(ctx.queue(), Grid{std::size_t(rows) * g.wg, g.wg}, args);
+    k.axis.launch_args(ctx.current_queue(), Grid{std::size_t(rows) * g.wg, g.wg}, args);
     return out;
 }
 
@@ -414,6 +418,7 @@ ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const s
     spec_.map = "v";
     spec_.finish = "a";
     spec_.out = type;
+    spec_.acc_bytes = info(type).size;
     spec_.shuffle = false;               // a user's operator may not be one a shuffle can carry
     const Geometry g = geometry(ctx, 1); // the kernel text depends on the device only
     const std::string source = reduction_source(spec_, g, args_.params(), args_.rebind(),
@@ -429,9 +434,13 @@ ArrayDesc ReductionKernelImpl::run(std::int64_t n, const std::vector<BoundArg>& 
     const std::int64_t size = args_.pack(ctx_, args, kargs, offsets);
     if (n < 0) n = size;
     if (n < 0) throw InvalidArgument("xgpu: ReductionKernel without an array argument needs a size: use over(n, ...)");
+    if (size >= 0 && n > size)
+        throw InvalidArgument(fmt::format("xgpu: ReductionKernel '{}': over({}) runs past the end of its first array "
+                                          "argument ({} elements)",
+                                          spec_.name, n, size));
     ArrayDesc out = make_array(ctx_, spec_.out, {}, Order::C);
     const Geometry g = geometry(ctx_, std::uint64_t(n));
-    run_all(ctx_, Kernels{stage1_, stage2_, {}}, g, spec_, spec_.out, std::move(kargs), std::uint64_t(n), out);
+    run_all(ctx_, Kernels{stage1_, stage2_, {}}, g, spec_, std::move(kargs), std::uint64_t(n), out);
     return out;
 }
 

@@ -300,7 +300,7 @@ void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, Ti
     const Grid grid =
         groups <= row ? Grid{Range(std::size_t(groups) * ts.wg), Range(ts.wg)}
                       : Grid{Range(std::size_t(row) * ts.wg, std::size_t((groups + row - 1) / row)), Range(ts.wg, 1)};
-    k.launch_args(ctx.queue(), grid, args);
+    k.launch_args(ctx.current_queue(), grid, args);
 }
 
 // Scans n elements as `code` says, `args` being the values of code.params.

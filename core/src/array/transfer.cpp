@@ -1,5 +1,6 @@
 // Array transfers and fills: direct where the layout is contiguous, through a contiguous
 // temporary (one generated copy kernel) where it is not.
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -31,22 +32,22 @@ void to_host(const ArrayDesc& a, void* dst) {
 
 Event to_host_async(const ArrayDesc& a, void* dst) {
     if (!a.buffer) throw InvalidArgument("xgpu: get from an empty Array");
-    if (a.size() == 0) return a.context.queue().marker();
+    if (a.size() == 0) return a.context.current_queue().marker();
     const ArrayDesc src = a.is_c_contiguous() ? a : contiguous_copy(a);
     // A contiguous array's lowest element is at its offset (positive strides) or not (a view with
     // negative steps, which is never C-contiguous with more than one element).
-    return src.context.queue().read_async(src.buffer, dst, bytes_of(src), byte_offset(src));
+    return src.context.current_queue().read_async(src.buffer, dst, bytes_of(src), byte_offset(src));
 }
 
 void from_host(const ArrayDesc& a, const void* src) {
     if (!a.buffer) throw InvalidArgument("xgpu: set on an empty Array");
     if (a.size() == 0) return;
     if (a.is_c_contiguous()) {
-        a.context.queue().write(a.buffer, src, bytes_of(a), byte_offset(a));
+        a.context.current_queue().write(a.buffer, src, bytes_of(a), byte_offset(a));
         return;
     }
     ArrayDesc tmp = make_array(a.context, a.dtype, a.shape, Order::C);
-    tmp.context.queue().write(tmp.buffer, src, bytes_of(tmp));
+    tmp.context.current_queue().write(tmp.buffer, src, bytes_of(tmp));
     assign(a, tmp);
 }
 
@@ -55,15 +56,21 @@ void fill(const ArrayDesc& a, const void* value) {
     if (a.size() == 0) return;
     if (a.is_c_contiguous()) {
         const std::size_t es = info(a.dtype).size;
-        a.context.queue().fill(a.buffer, value, es, bytes_of(a), byte_offset(a));
+        a.context.current_queue().fill(a.buffer, value, es, bytes_of(a), byte_offset(a));
         return;
     }
     evaluate(*scalar_node(a.dtype, value, a.dtype), a);
 }
 
-ArrayDesc arange(const Context& ctx, DType dtype, double start, double step, std::size_t n) {
+ArrayDesc arange(const Context& ctx, DType dtype, double start, double stop, double step) {
     if (kind(dtype) == Kind::complex || dtype == DType::bool_)
         throw InvalidArgument(fmt::format("xgpu: arange of {} is not supported; use a real type", name(dtype)));
+    if (step == 0) throw InvalidArgument("xgpu: arange: step must not be zero");
+    const double count = std::ceil((stop - start) / step);
+    if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step) || !(count < 0x1p63))
+        throw InvalidArgument(fmt::format("xgpu: arange({}, {}, {}): the number of elements is not finite or too big",
+                                          start, stop, step));
+    const std::size_t n = count > 0 ? std::size_t(count) : 0;
     ArrayDesc a = make_array(ctx, dtype, {n}, Order::C);
     if (n == 0) return a;
     // numpy computes start + i * step in double precision, then casts.

@@ -2,6 +2,7 @@
 // work-item per Philox block, with seed, counter and range as arguments so that a new seed or range
 // reuses the kernel. The stream is defined in xgpu/random.hpp; kernels/philox.h holds the block
 // function and the conversions.
+#include <cstdint>
 #include <random>
 
 #include <fmt/format.h>
@@ -30,9 +31,10 @@ const char* dist_name(Distribution d) {
 std::string convert(Distribution d, DType t, unsigned per) {
     const bool f32 = t == DType::float32;
     switch (d) {
-    case Distribution::uniform: { // a = lo, b = hi - lo
+    case Distribution::uniform: { // a = lo, b = hi - lo, c = the largest value below hi
         const char* u = f32 ? "xgpu_philox_float(w.v[j])" : "xgpu_philox_double(w.v[2 * j], w.v[2 * j + 1])";
-        return fmt::format("  for (int j = 0; j < {}; ++j) v[j] = fma(b, {}, a);\n", per, u);
+        return fmt::format("  for (int j = 0; j < {}; ++j) {{ const {} x = fma(b, {}, a); v[j] = x < c ? x : c; }}\n",
+                           per, info(t).device_name, u);
     }
     case Distribution::normal: { // a = mean, b = stddev; Box-Muller on pairs of uniforms
         const std::string u1 = f32 ? "xgpu_philox_float_nonzero(w.v[j])" : "xgpu_philox_double_nonzero(w.v[0], w.v[1])";
@@ -62,7 +64,8 @@ std::string kernel_source(Distribution d, DType t, const std::string& begin) {
     return fmt::format(
         "{0}\n"
         "XGPU_KERNEL void xgpu_philox_{1}(XGPU_GLOBAL {2}* out, const uint64_t offset, const uint64_t n,\n"
-        "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b, {6}) {{\n"
+        "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b, const {3} c,\n"
+        "    {6}) {{\n"
         "{7}"
         "  const uint64_t g = i, first = g * {4};\n"
         "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
@@ -75,9 +78,10 @@ std::string kernel_source(Distribution d, DType t, const std::string& begin) {
         embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per), stream_params, begin);
 }
 
-// Fills dst from the stream with scalars a and b (of type P); returns the blocks used.
+// Fills dst from the stream with scalars a, b and c (of type P); returns the blocks used.
 template <class P>
-std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, P a, P b) {
+std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, P a, P b,
+                       P c = P()) {
     if (!dst.buffer) throw InvalidArgument(fmt::format("xgpu: random {} into an empty Array", dist_name(d)));
     const unsigned per = Philox::per_block(d, dst.dtype);
     require_fp64(dst.context, dst.dtype);
@@ -85,7 +89,7 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
     if (n == 0) return 0;
     if (!dst.is_c_contiguous()) {
         const ArrayDesc tmp = make_array(dst.context, dst.dtype, dst.shape, Order::C);
-        const std::uint64_t used = generate(d, tmp, seed, counter, a, b);
+        const std::uint64_t used = generate(d, tmp, seed, counter, a, b, c);
         assign(dst, tmp);
         return used;
     }
@@ -94,10 +98,14 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
         ctx, fmt::format("philox|{}|{}", dist_name(d), name(dst.dtype)),
         [&] { return kernel_source(d, dst.dtype, stream_begin(ctx)); }, fmt::format("xgpu_philox_{}", dist_name(d)));
     const std::uint64_t blocks = (n + per - 1) / per, offset = std::uint64_t(dst.offset), count = n;
+    if (blocks > UINT64_MAX - counter)
+        throw InvalidArgument(fmt::format("xgpu: random {}: {} blocks from counter {} run past the end of the stream "
+                                          "(2^64 blocks); use another seed or set_counter()",
+                                          dist_name(d), blocks, counter));
     const std::uint32_t key0 = std::uint32_t(seed), key1 = std::uint32_t(seed >> 32);
     stream_launch(ctx, k,
                   {make_arg(dst.buffer), make_arg(offset), make_arg(count), make_arg(key0), make_arg(key1),
-                   make_arg(counter), make_arg(a), make_arg(b)},
+                   make_arg(counter), make_arg(a), make_arg(b), make_arg(c)},
                   blocks);
     return blocks;
 }
@@ -105,8 +113,9 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
 
 std::uint64_t philox_uniform(const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, double lo, double hi) {
     if (dst.dtype == DType::float32) // the scale in float, as the host reference computes it
-        return generate(Distribution::uniform, dst, seed, counter, float(lo), float(hi) - float(lo));
-    return generate(Distribution::uniform, dst, seed, counter, lo, hi - lo);
+        return generate(Distribution::uniform, dst, seed, counter, float(lo), float(hi) - float(lo),
+                        Philox::below(float(lo), float(hi)));
+    return generate(Distribution::uniform, dst, seed, counter, lo, hi - lo, Philox::below(lo, hi));
 }
 
 std::uint64_t philox_normal(const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, double mean,

@@ -87,7 +87,7 @@ unsigned Philox::per_block(Distribution d, DType dtype) {
 template <RandomReal T>
 std::vector<T> Philox::host_uniform(std::uint64_t seed, std::uint64_t counter, std::size_t n, T lo, T hi) {
     std::vector<T> out(n);
-    const T scale = hi - lo;
+    const T scale = hi - lo, top = below(lo, hi);
     const unsigned per = per_block(Distribution::uniform, dtype_v<T>);
     for_each_block(seed, counter, n, per, [&](const Block& w, std::size_t m, std::size_t first) {
         for (std::size_t j = 0; j < m; ++j) {
@@ -96,7 +96,7 @@ std::vector<T> Philox::host_uniform(std::uint64_t seed, std::uint64_t counter, s
                 u = to_float(w[j]);
             else
                 u = to_double(w[2 * j], w[2 * j + 1]);
-            out[first + j] = std::fma(scale, u, lo);
+            out[first + j] = std::min(std::fma(scale, u, lo), top);
         }
     });
     return out;

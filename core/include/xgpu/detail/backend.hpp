@@ -31,13 +31,31 @@ public:
     virtual double elapsed_ms(EventImpl& later) = 0;
 };
 
+class QueueImpl;
+
+// The queues a block of memory has been used on since it was handed out: what the memory pool
+// needs to reuse a block only where no queue can still be using it (core/src/pool.cpp).
+struct QueueUse {
+    std::atomic<const QueueImpl*> last{nullptr}; // the queue of the latest use: the fast path
+    std::mutex mutex;                            // guards the rest
+    std::weak_ptr<QueueImpl> home;               // the queue the block was handed out for
+    std::vector<std::weak_ptr<QueueImpl>> queues;
+    bool reused = false; // handed out again while work on `home` may still use it
+};
+
 class BufferImpl {
 public:
     BufferImpl(std::shared_ptr<ContextImpl> ctx, std::size_t bytes) : context(std::move(ctx)), size(bytes) {}
     virtual ~BufferImpl() = default;
     const std::shared_ptr<ContextImpl> context; // keeps the context alive while memory exists
     const std::size_t size;
+    QueueUse use; // kept by the neutral layer
 };
+
+// Notes that `queue` is about to enqueue work on `buffer` (every transfer, fill and launch calls
+// it before enqueueing): a pooled block handed out again is first waited for here when a queue
+// other than its home uses it.
+void record_use(BufferImpl& buffer, const std::shared_ptr<QueueImpl>& queue);
 
 class KernelImpl {
 public:
