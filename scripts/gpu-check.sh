@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine (../shared/DEVICE.md), from the repository root with build/ carried along:
 # registers NVIDIA's OpenCL driver, then runs the steps named (default: all) and leaves logs in
-# $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck on the CUDA
-# backend, and the benchmarks on both backends.
-#   scripts/gpu-check.sh [tests] [memcheck] [bench]
+# $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck, racecheck and
+# initcheck on the CUDA backend, and the benchmarks on both backends.
+#   scripts/gpu-check.sh [tests] [memcheck] [racecheck] [initcheck] [bench]
 set -u
 out=${OUT:-/tmp/xgpu-out}
 mkdir -p "$out"
@@ -12,7 +12,7 @@ if [ "$(pwd)" != /work/main ]; then mkdir -p /work && ln -sfn "$(pwd)" /work/mai
 cd /work/main
 mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd && cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null
 export OCL_ICD_VENDORS=/tmp/icd
-steps=${*:-tests bench memcheck}
+steps=${*:-tests bench memcheck racecheck initcheck}
 nvidia-smi -L
 build/tools/xgpu-info >"$out/info.txt" 2>&1
 tail -n 1 "$out/info.txt"
@@ -24,15 +24,18 @@ for step in $steps; do
     (cd build && XGPU_BACKEND=opencl XGPU_DEVICE=nvidia ctest -E consumer --output-on-failure) >"$out/ctest-opencl.txt" 2>&1
     echo "ctest opencl: rc=$? $(grep -E 'tests passed|tests failed' "$out/ctest-opencl.txt")"
     ;;
-  memcheck)
-    : >"$out/memcheck.txt"
-    # API errors are not reported: the only ones the suite makes are deliberate (cuFuncGetParamInfo
-    # probed one past the last parameter to count them; the driver has no count call).
-    for t in build/tests/test_*; do
-      XGPU_BACKEND=cuda compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 "$t" >>"$out/memcheck.txt" 2>&1
-      echo "memcheck $(basename "$t"): rc=$?" | tee -a "$out/memcheck.txt"
+  memcheck | racecheck | initcheck)
+    # compute-sanitizer over every test program on the CUDA backend. API errors are not reported:
+    # the only ones the suite makes are deliberate (cuFuncGetParamInfo probed one past the last
+    # parameter to count them; the driver has no count call). XGPU_SANITIZE_TESTS narrows the set.
+    log="$out/$step.txt"
+    : >"$log"
+    for t in ${XGPU_SANITIZE_TESTS:-build/tests/test_*}; do
+      XGPU_BACKEND=cuda timeout ${XGPU_SANITIZE_TIMEOUT:-600} compute-sanitizer --tool "$step" --report-api-errors no \
+        --error-exitcode 99 "$t" >>"$log" 2>&1
+      echo "$step $(basename "$t"): rc=$?" | tee -a "$log"
     done
-    grep -E "ERROR SUMMARY" "$out/memcheck.txt" | sort | uniq -c
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c
     ;;
   bench)
     : >"$out/bench.txt"

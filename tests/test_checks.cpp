@@ -3,10 +3,13 @@
 // the hardening issue; each failed (or corrupted memory) before its fix.
 #include <climits>
 #include <cmath>
+#include <complex>
+#include <cstring>
 #include <limits>
 
 #include <xgpu/array.hpp>
 #include <xgpu/elementwise.hpp>
+#include <xgpu/indexing.hpp>
 #include <xgpu/random.hpp>
 #include <xgpu/reduction.hpp>
 
@@ -255,5 +258,98 @@ TEST_CASE("14: in-place operators follow numpy's same_kind rule") {
         auto got = f.get();
         for (std::size_t i = 0; i < 100; ++i)
             CHECK(got[i] == hf[i] * 2.0f);
+    }
+}
+
+TEST_CASE("gaps: a.view<U>() reinterprets memory as numpy's a.view(dtype)") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto h = random_vector<float>(8 * 16, -1.0f, 1.0f);
+        auto a = to_device(ctx, h, {8, 16});
+        auto c = a.view<std::complex<float>>();
+        CHECK(c.shape() == Shape{8, 8});
+        const auto hc = c.get();
+        for (std::size_t i = 0; i < 64; ++i)
+            REQUIRE(hc[i] == std::complex<float>(h[2 * i], h[2 * i + 1]));
+        // The same memory: writing through the view changes the original.
+        c(2, 3).fill(std::complex<float>(5.0f, -6.0f));
+        const auto back = a.get();
+        CHECK(back[2 * 16 + 6] == 5.0f);
+        CHECK(back[2 * 16 + 7] == -6.0f);
+        CHECK(a.view<std::int32_t>().get()[0] == [&] {
+            std::int32_t bits;
+            std::memcpy(&bits, &h[0], 4);
+            return bits;
+        }());
+        // And back from wider to narrower: rows of an (8, 8) uint64 seen as (8, 64) uint8.
+        auto u = to_device(ctx, random_vector<std::uint64_t>(64, 0, ~0ull), {8, 8});
+        auto bytes = u.view<std::uint8_t>();
+        CHECK(bytes.shape() == Shape{8, 64});
+        const auto hu = u.get();
+        const auto hb = bytes.get();
+        CHECK(std::memcmp(hu.data(), hb.data(), 512) == 0);
+        CHECK_THROWS_WITH(a.transpose().view<double>(), Contains("last axis is not contiguous"));
+        CHECK_THROWS_WITH(to_device(ctx, h, {16, 8})(_, slice(0, 3)).view<double>(), Contains("not a multiple"));
+        CHECK_THROWS_AS(a(_, slice(1, {})).view<double>(), InvalidArgument); // starts mid-element
+    }
+}
+
+TEST_CASE("gaps: take and subset reductions, indices checked before any work") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t n = 5000;
+        const auto hx = random_vector<double>(n, -10.0, 10.0), hy = random_vector<double>(n, -1.0, 1.0);
+        const auto hi = random_vector<std::int64_t>(2000, 0, std::int64_t(n) - 1);
+        auto x = to_device(ctx, hx), y = to_device(ctx, hy);
+        auto idx = to_device(ctx, hi);
+        const auto got = take(x, idx).get();
+        double s = 0, d = 0, mn = INFINITY, mx = -INFINITY;
+        for (std::size_t k = 0; k < hi.size(); ++k) {
+            REQUIRE(got[k] == hx[std::size_t(hi[k])]);
+            s += hx[std::size_t(hi[k])];
+            d += hx[std::size_t(hi[k])] * hy[std::size_t(hi[k])];
+            mn = std::min(mn, hx[std::size_t(hi[k])]);
+            mx = std::max(mx, hx[std::size_t(hi[k])]);
+        }
+        CHECK(subset_sum(idx, x).get() == Approx(s).epsilon(1e-12));
+        CHECK(subset_dot(idx, x, y).get() == Approx(d).epsilon(1e-12));
+        CHECK(subset_min(idx, x).get() == mn);
+        CHECK(subset_max(idx, x).get() == mx);
+        const auto small = random_vector<std::int16_t>(n, -300, 300);
+        auto xs = to_device(ctx, small);
+        std::int64_t ss = 0;
+        for (auto k : hi)
+            ss += small[std::size_t(k)];
+        CHECK(subset_sum(idx, xs).get() == ss);
+
+        // Negative indices count from the end (raise); clip and wrap as numpy.
+        auto special = to_device<std::int32_t>(ctx, std::vector<std::int32_t>{-1, 0, 7, -5000}, {2, 2});
+        auto t = take(x, special);
+        CHECK(t.shape() == Shape{2, 2});
+        CHECK(t.get() == std::vector<double>{hx[n - 1], hx[0], hx[7], hx[0]});
+        auto wild = to_device<std::int32_t>(ctx, std::vector<std::int32_t>{-3, 5001, 2});
+        CHECK(take(x, wild, TakeMode::clip).get() == std::vector<double>{hx[0], hx[n - 1], hx[2]});
+        CHECK(take(x, wild, TakeMode::wrap).get() == std::vector<double>{hx[n - 3], hx[1], hx[2]});
+        CHECK_THROWS_WITH(take(x, wild), Contains("5001 is out of bounds"));
+        auto bad = to_device<std::int64_t>(ctx, std::vector<std::int64_t>{0, -1});
+        CHECK_THROWS_WITH(subset_sum(bad, x), Contains("-1 is out of bounds"));
+        CHECK_THROWS_AS(subset_dot(idx, x, to_device(ctx, hy)(slice(0, 10))), InvalidArgument);
+        // Views and strided sources take in C order.
+        auto m = to_device(ctx, hx, {50, 100}).transpose();
+        auto first = to_device<std::int64_t>(ctx, std::vector<std::int64_t>{0, 1, 50});
+        CHECK(take(m, first).get() == std::vector<double>{hx[0], hx[100], hx[1]});
+    }
+}
+
+TEST_CASE("gaps: copy keeps F order when asked (numpy's order='K')") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto h = random_vector<float>(6 * 7, -1.0f, 1.0f);
+        auto f = to_device(ctx, h, {6, 7}).transpose(); // F-contiguous (7, 6)
+        auto k = f.copy(Order::K);
+        CHECK(k.strides() == Strides{1, 7});
+        CHECK(f.copy().strides() == Strides{6, 1});
+        CHECK(f.copy(Order::F).strides() == Strides{1, 7});
+        CHECK(k.get() == f.get());
+        auto c = to_device(ctx, h, {6, 7});
+        CHECK(c.copy(Order::K).strides() == Strides{7, 1});
+        CHECK_THROWS_AS(empty<float>(ctx, {3}, Order::K), InvalidArgument);
     }
 }

@@ -50,6 +50,7 @@ ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order 
 ArrayDesc view(const ArrayDesc& a, std::span<const Index> index);
 ArrayDesc reshape(const ArrayDesc& a, const Shape& shape);
 ArrayDesc transpose(const ArrayDesc& a, std::span<const std::size_t> axes);
+ArrayDesc view_as(const ArrayDesc& a, DType type);
 void to_host(const ArrayDesc& a, void* dst); // blocking, any layout
 Event to_host_async(const ArrayDesc& a, void* dst);
 void from_host(const ArrayDesc& a, const void* src);     // blocking, any layout
@@ -124,12 +125,19 @@ public:
         return *this;
     }
 
-    // A new array with the same elements (C-contiguous), and a converted copy.
-    Array copy() const {
-        Array out(detail::make_array(d_.context, dtype(), d_.shape, Order::C));
+    // A new array with the same elements, C-contiguous (numpy's default), F-contiguous, or
+    // Order::K: F where this array is F- but not C-contiguous, else C (numpy's order='K' for the
+    // layouts an xgpu array can have as a fresh array).
+    Array copy(Order order = Order::C) const {
+        if (order == Order::K) order = d_.is_f_contiguous() && !d_.is_c_contiguous() ? Order::F : Order::C;
+        Array out(detail::make_array(d_.context, dtype(), d_.shape, order));
         detail::assign(out.d_, d_);
         return out;
     }
+    // The same memory seen as elements of type U (numpy's a.view(np.complex64)): the last axis
+    // must be contiguous and its bytes, the offset and the other strides whole multiples of U.
+    // No copy; the two arrays share their elements.
+    template <Element U> Array<U> view() const { return Array<U>(detail::view_as(d_, dtype_v<U>)); }
     template <Element U> Array<U> astype() const {
         Array<U> out(detail::make_array(d_.context, dtype_v<U>, d_.shape, Order::C));
         detail::assign(out.desc(), d_);

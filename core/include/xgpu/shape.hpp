@@ -13,7 +13,8 @@ namespace xgpu {
 using Shape = std::vector<std::size_t>;
 using Strides = std::vector<std::int64_t>; // in elements
 
-enum class Order { C, F };
+// Row-major (C), column-major (F); K ("keep") only where a copy is made of an existing array.
+enum class Order { C, F, K };
 
 // numpy's slice(start, stop, step); an empty start/stop means "from the end" as numpy.
 struct Slice {

@@ -106,6 +106,7 @@ void require_fp64(const Context& ctx, DType dtype) {
 
 ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order order) {
     if (!ctx.impl()) throw InvalidArgument("xgpu: array on an empty Context");
+    if (order == Order::K) throw InvalidArgument("xgpu: Order::K names a layout only for a copy of an array");
     require_fp64(ctx, dtype);
     ArrayDesc a;
     a.context = ctx;
@@ -163,6 +164,32 @@ ArrayDesc reshape(const ArrayDesc& a, const Shape& shape) {
     c.shape = shape;
     c.strides = contiguous_strides(shape, Order::C);
     return c;
+}
+
+ArrayDesc view_as(const ArrayDesc& a, DType type) {
+    const std::size_t from = info(a.dtype).size, to = info(type).size;
+    ArrayDesc v = a;
+    v.dtype = type;
+    if (from == to) return v;
+    auto refuse = [&](const std::string& why) {
+        throw InvalidArgument(fmt::format("xgpu: an array of {} and shape {} cannot be viewed as {}: {}", name(a.dtype),
+                                          to_string(a.shape), name(type), why));
+    };
+    if (a.shape.empty()) refuse("a 0-d array has no axis to change");
+    const std::size_t last = a.shape.size() - 1;
+    if (a.shape[last] != 1 && a.strides[last] != 1) refuse("the last axis is not contiguous");
+    const std::size_t bytes = a.shape[last] * from;
+    if (bytes % to) refuse(fmt::format("the last axis ({} bytes) is not a multiple of {} bytes", bytes, to));
+    if (std::size_t(a.offset) * from % to) refuse("the view does not start at a multiple of the new element size");
+    for (std::size_t d = 0; d < last; ++d)
+        if (a.shape[d] > 1 && std::size_t(std::abs(a.strides[d])) * from % to)
+            refuse(fmt::format("the stride of axis {} is not a multiple of the new element size", d));
+    v.offset = std::int64_t(std::size_t(a.offset) * from / to);
+    for (std::size_t d = 0; d < last; ++d)
+        v.strides[d] = a.strides[d] * std::int64_t(from) / std::int64_t(to);
+    v.shape[last] = bytes / to;
+    v.strides[last] = 1;
+    return v;
 }
 
 ArrayDesc transpose(const ArrayDesc& a, std::span<const std::size_t> axes) {
