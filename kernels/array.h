@@ -55,16 +55,18 @@ XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_conj(xgpu_cdouble a) { return xgpu_cdou
 XGPU_DEVICE_FN double xgpu_cdouble_abs(xgpu_cdouble a) { return hypot(a.re, a.im); }
 #endif
 
-/* Integer powers by squaring; a negative exponent gives 0 unless the base is 1 or -1. */
+/* Integer powers by squaring, wrapping as numpy's (computed unsigned: signed overflow is undefined
+ * in C). A negative exponent gives 0 unless the base is 1 or -1; numpy raises instead, which a
+ * kernel cannot (a negative host-scalar exponent is refused before launch). */
 XGPU_DEVICE_FN int64_t xgpu_ipow(int64_t b, int64_t e) {
     if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);
-    int64_t r = 1;
+    uint64_t r = 1, x = (uint64_t)b;
     while (e) {
-        if (e & 1) r *= b;
-        b *= b;
+        if (e & 1) r *= x;
+        x *= x;
         e >>= 1;
     }
-    return r;
+    return (int64_t)r;
 }
 XGPU_DEVICE_FN uint64_t xgpu_upow(uint64_t b, uint64_t e) {
     uint64_t r = 1;
