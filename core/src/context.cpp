@@ -94,15 +94,19 @@ void track_queue(const std::shared_ptr<QueueImpl>& queue) {
     v.push_back(queue);
 }
 
-std::shared_ptr<QueueImpl> current_queue(ContextShared& shared, const std::shared_ptr<ContextImpl>& ctx) {
-    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
-        if ((*it)->context == ctx) return *it;
-    std::lock_guard lock(shared.mutex);
+std::shared_ptr<QueueImpl> default_queue(ContextShared& shared, const std::shared_ptr<ContextImpl>& ctx) {
+    std::lock_guard lock(shared.queue_mutex);
     if (!shared.default_queue) {
         shared.default_queue = ctx->create_queue();
         track_queue(shared.default_queue);
     }
     return shared.default_queue;
+}
+
+std::shared_ptr<QueueImpl> current_queue(ContextShared& shared, const std::shared_ptr<ContextImpl>& ctx) {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+        if ((*it)->context == ctx) return *it;
+    return default_queue(shared, ctx);
 }
 } // namespace detail
 
@@ -144,12 +148,7 @@ const std::string& Context::backend() const {
 }
 
 Queue Context::queue() const {
-    std::lock_guard lock(shared_->mutex);
-    if (!shared_->default_queue) {
-        shared_->default_queue = impl_->create_queue();
-        detail::track_queue(shared_->default_queue);
-    }
-    return Queue(shared_->default_queue);
+    return Queue(detail::default_queue(*shared_, impl_));
 }
 
 Queue Context::new_queue() const {

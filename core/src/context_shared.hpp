@@ -23,13 +23,17 @@ struct ContextShared {
     // it still compiles queued work while the process tears LLVM down).
     ~ContextShared();
 
-    std::mutex mutex; // guards the default queue and the program cache; builds run under it
+    std::mutex mutex;       // guards the program cache; builds run under it
+    std::mutex queue_mutex; // guards the default queue (array work need not wait for a build)
     std::shared_ptr<QueueImpl> default_queue;
     std::unordered_map<std::string, std::shared_ptr<ProgramImpl>> programs; // by cache key
     std::mutex generated_mutex;
     std::unordered_map<std::string, Kernel> generated; // generated kernels by structural key
     std::shared_ptr<PoolState> pool;
 };
+
+// The context's default queue, created on first use.
+std::shared_ptr<QueueImpl> default_queue(ContextShared& shared, const std::shared_ptr<ContextImpl>& ctx);
 
 // The queue array work of this context runs on in the calling thread: the innermost QueueScope's
 // for this context, else the default queue (created on first use).
