@@ -20,9 +20,11 @@ for step in $steps; do
   case $step in
   tests)
     (cd build && XGPU_BACKEND=cuda ctest -E consumer --output-on-failure) >"$out/ctest-cuda.txt" 2>&1
-    echo "ctest cuda: rc=$? $(grep -E 'tests passed|tests failed' "$out/ctest-cuda.txt")"
+    rc=$?
+    echo "ctest cuda: rc=$rc $(grep -E 'tests passed|tests failed' "$out/ctest-cuda.txt")"
     (cd build && XGPU_BACKEND=opencl XGPU_DEVICE=nvidia ctest -E consumer --output-on-failure) >"$out/ctest-opencl.txt" 2>&1
-    echo "ctest opencl: rc=$? $(grep -E 'tests passed|tests failed' "$out/ctest-opencl.txt")"
+    rc=$?
+    echo "ctest opencl: rc=$rc $(grep -E 'tests passed|tests failed' "$out/ctest-opencl.txt")"
     ;;
   memcheck | racecheck | initcheck)
     # compute-sanitizer over every test program on the CUDA backend. API errors are not reported:
@@ -33,7 +35,8 @@ for step in $steps; do
     for t in ${XGPU_SANITIZE_TESTS:-build/tests/test_*}; do
       XGPU_BACKEND=cuda timeout ${XGPU_SANITIZE_TIMEOUT:-600} compute-sanitizer --tool "$step" --report-api-errors no \
         --error-exitcode 99 "$t" >>"$log" 2>&1
-      echo "$step $(basename "$t"): rc=$?" | tee -a "$log"
+      rc=$?
+      echo "$step $(basename "$t"): rc=$rc" | tee -a "$log"
     done
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c
     ;;

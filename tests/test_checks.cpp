@@ -319,6 +319,18 @@ TEST_CASE("gaps: take and subset reductions, indices checked before any work") {
         for (auto k : hi)
             ss += small[std::size_t(k)];
         CHECK(subset_sum(idx, xs).get() == ss);
+        std::int16_t smin = 300, smax = -300;
+        for (auto k : hi) {
+            smin = std::min(smin, small[std::size_t(k)]);
+            smax = std::max(smax, small[std::size_t(k)]);
+        }
+        CHECK(subset_min(idx, xs).get() == smin);
+        CHECK(subset_max(idx, xs).get() == smax);
+        auto with_nan = to_device(ctx, std::vector<double>{1.0, NAN, -2.0});
+        auto pick = to_device<std::int64_t>(ctx, std::vector<std::int64_t>{0, 2, 1});
+        CHECK(std::isnan(subset_max(pick, with_nan).get()));
+        CHECK(std::isnan(subset_min(pick, with_nan).get()));
+        CHECK_THROWS_AS(subset_min(to_device(ctx, std::vector<std::int64_t>{}), x), InvalidArgument);
 
         // Negative indices count from the end (raise); clip and wrap as numpy.
         auto special = to_device<std::int32_t>(ctx, std::vector<std::int32_t>{-1, 0, 7, -5000}, {2, 2});

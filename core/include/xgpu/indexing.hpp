@@ -32,15 +32,6 @@ template <std::signed_integral I> void check_indices(const Array<I>& idx, std::s
         throw InvalidArgument("xgpu: index " + std::to_string(l < (negative ? -size : 0) ? l : h) +
                               " is out of bounds for " + std::to_string(n) + " elements");
 }
-template <class T> std::string extreme_literal(bool lowest) {
-    if constexpr (std::is_floating_point_v<T>)
-        return lowest ? "-INFINITY" : "INFINITY";
-    else if constexpr (std::is_signed_v<T>)
-        return lowest ? "(" + std::to_string(std::numeric_limits<T>::min() + 1) + " - 1)"
-                      : std::to_string(std::numeric_limits<T>::max());
-    else
-        return lowest ? "0" : std::to_string(std::numeric_limits<T>::max()) + "u";
-}
 template <class R, class T, std::signed_integral I>
 DeviceScalar<R> subset_reduce(const char* name, const std::string& neutral, const std::string& reduce,
                               const std::string& map, const Array<I>& idx, const Array<T>& x, const Array<T>* y) {
@@ -81,16 +72,18 @@ DeviceScalar<T> subset_dot(const Array<I>& idx, const Array<T>& x, const Array<T
 template <detail::SubsetValue T, std::signed_integral I>
 DeviceScalar<T> subset_min(const Array<I>& idx, const Array<T>& x) {
     if (idx.size() == 0) throw InvalidArgument("xgpu: subset_min of no elements: the operation has no identity");
-    return detail::subset_reduce<T>("subset_min", detail::extreme_literal<T>(false),
-                                    "(a != a) ? a : ((b != b) ? b : (a < b ? a : b))", "x[idx[i]]", idx, x,
-                                    static_cast<const Array<T>*>(nullptr));
+    return detail::subset_reduce<T>("subset_min", detail::extreme_value(dtype_v<T>, true),
+                                    std::is_floating_point_v<T> ? "(a != a) ? a : ((b != b) ? b : (a < b ? a : b))"
+                                                                : "(a < b ? a : b)",
+                                    "x[idx[i]]", idx, x, static_cast<const Array<T>*>(nullptr));
 }
 template <detail::SubsetValue T, std::signed_integral I>
 DeviceScalar<T> subset_max(const Array<I>& idx, const Array<T>& x) {
     if (idx.size() == 0) throw InvalidArgument("xgpu: subset_max of no elements: the operation has no identity");
-    return detail::subset_reduce<T>("subset_max", detail::extreme_literal<T>(true),
-                                    "(a != a) ? a : ((b != b) ? b : (a > b ? a : b))", "x[idx[i]]", idx, x,
-                                    static_cast<const Array<T>*>(nullptr));
+    return detail::subset_reduce<T>("subset_max", detail::extreme_value(dtype_v<T>, false),
+                                    std::is_floating_point_v<T> ? "(a != a) ? a : ((b != b) ? b : (a > b ? a : b))"
+                                                                : "(a > b ? a : b)",
+                                    "x[idx[i]]", idx, x, static_cast<const Array<T>*>(nullptr));
 }
 
 } // namespace xgpu

@@ -53,6 +53,8 @@ struct ReduceSpec {
 
 enum class ReduceOp { sum, min, max, argmin, argmax, any, all, norm1, norm2, norm_inf };
 ReduceSpec reduce_spec(ReduceOp op, DType value);
+// The largest (or smallest) value of `t` as kernel code (infinities for floating types).
+std::string extreme_value(DType t, bool largest);
 // Reduces `expr` over its whole shape into a new 0-d array (throws for min/max/arg* of nothing),
 // of the operation's result type or, where given, converted to `out`.
 ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out = std::nullopt);

@@ -28,8 +28,9 @@ std::string cplx(DType t) {
     return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble";
 }
 
-// The largest (or smallest) value of `t`, as kernel code.
-std::string extreme(DType t, bool largest) {
+} // namespace
+
+std::string extreme_value(DType t, bool largest) {
     if (is_float(t)) {
         const std::string inf = t == DType::float32 ? "XGPU_INFINITY_F" : "XGPU_INFINITY_D";
         return largest ? inf : "(-" + inf + ")";
@@ -44,6 +45,8 @@ std::string extreme(DType t, bool largest) {
         v = largest ? (1ull << (bits - 1)) - 1 : (bits == 64 ? (1ull << 63) : ((~0ull) << (bits - 1)));
     return fmt::format("(({})(int64_t)0x{:x}ULL)", dev(t), v);
 }
+
+namespace {
 
 bool shuffles(DType t) {
     return t == DType::int32 || t == DType::uint32 || t == DType::int64 || t == DType::uint64 || t == DType::float32 ||
@@ -108,7 +111,7 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         const bool mx = op == ReduceOp::max;
         s.name = mx ? "max" : "min";
         s.acc_type = dev(t);
-        s.neutral = extreme(t, !mx);
+        s.neutral = extreme_value(t, !mx);
         s.reduce = is_float(t) ? nan_max(mx ? ">" : "<") : std::string(mx ? "(a > b ? a : b)" : "(a < b ? a : b)");
         s.map = "v";
         s.finish = "a";
@@ -133,7 +136,7 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
             "    if (a.v == b.v) return a.i < b.i ? a : b;\n"
             "    return a.v {3} b.v ? a : b;\n}}\n",
             dev(t), is_float(t) ? "a.v != a.v" : "0", is_float(t) ? "b.v != b.v" : "0", mx ? ">" : "<");
-        s.neutral = fmt::format("xgpu_arg_make({}, (int64_t)0x7fffffffffffffffLL)", extreme(t, !mx));
+        s.neutral = fmt::format("xgpu_arg_make({}, (int64_t)0x7fffffffffffffffLL)", extreme_value(t, !mx));
         s.reduce = "xgpu_arg_pick(a, b)";
         s.map = "xgpu_arg_make(v, (int64_t)i)";
         s.finish = "a.i";
