@@ -45,6 +45,16 @@ DeviceScalar<R> subset_reduce(const char* name, const std::string& neutral, cons
     ReductionKernel<R> k(x.context(), neutral, reduce, map, args, std::string("xgpu_") + name);
     return y ? k.over(idx.size(), idx, x, *y) : k.over(idx.size(), idx, x);
 }
+template <class T, std::signed_integral I>
+DeviceScalar<T> subset_extreme(const Array<I>& idx, const Array<T>& x, bool largest) {
+    const char* name = largest ? "subset_max" : "subset_min";
+    if (idx.size() == 0)
+        throw InvalidArgument(std::string("xgpu: ") + name + " of no elements: the operation has no identity");
+    const std::string pick = std::string("(a ") + (largest ? ">" : "<") + " b ? a : b)";
+    return subset_reduce<T>(name, extreme_value(dtype_v<T>, !largest),
+                            std::is_floating_point_v<T> ? "(a != a) ? a : ((b != b) ? b : " + pick + ")" : pick,
+                            "x[idx[i]]", idx, x, static_cast<const Array<T>*>(nullptr));
+}
 template <class T>
 concept SubsetValue = Element<T> && !std::is_same_v<T, bool> && (std::is_arithmetic_v<T>);
 } // namespace detail
@@ -71,19 +81,11 @@ DeviceScalar<T> subset_dot(const Array<I>& idx, const Array<T>& x, const Array<T
 // min(x[idx]) and max(x[idx]); NaN propagates as in min() and max(); an empty idx throws.
 template <detail::SubsetValue T, std::signed_integral I>
 DeviceScalar<T> subset_min(const Array<I>& idx, const Array<T>& x) {
-    if (idx.size() == 0) throw InvalidArgument("xgpu: subset_min of no elements: the operation has no identity");
-    return detail::subset_reduce<T>("subset_min", detail::extreme_value(dtype_v<T>, true),
-                                    std::is_floating_point_v<T> ? "(a != a) ? a : ((b != b) ? b : (a < b ? a : b))"
-                                                                : "(a < b ? a : b)",
-                                    "x[idx[i]]", idx, x, static_cast<const Array<T>*>(nullptr));
+    return detail::subset_extreme(idx, x, false);
 }
 template <detail::SubsetValue T, std::signed_integral I>
 DeviceScalar<T> subset_max(const Array<I>& idx, const Array<T>& x) {
-    if (idx.size() == 0) throw InvalidArgument("xgpu: subset_max of no elements: the operation has no identity");
-    return detail::subset_reduce<T>("subset_max", detail::extreme_value(dtype_v<T>, false),
-                                    std::is_floating_point_v<T> ? "(a != a) ? a : ((b != b) ? b : (a > b ? a : b))"
-                                                                : "(a > b ? a : b)",
-                                    "x[idx[i]]", idx, x, static_cast<const Array<T>*>(nullptr));
+    return detail::subset_extreme(idx, x, true);
 }
 
 } // namespace xgpu
