@@ -86,10 +86,8 @@ Compiled compile(const std::string& source, const std::vector<std::string>& opti
     Compiled out;
     out.log = program_log(p.program);
     if (r != NVRTC_SUCCESS) {
-        const std::string name = nvrtc_error_name(r);
-        throw CompileError(fmt::format("xgpu[cuda]: compiling CUDA C++ failed: {} ({})\noptions: {}\n{}", name, int(r),
-                                       join_options(all), out.log),
-                           {"cuda", "nvrtcCompileProgram", r, name}, out.log, options, source);
+        detail::throw_compile_error("cuda", "compiling CUDA C++", "nvrtcCompileProgram", r, nvrtc_error_name(r),
+                                    out.log, all, options, source);
     }
     // A cubin unless the architecture was a virtual one (compute_XY): then only PTX exists.
     std::size_t size = 0;

@@ -27,7 +27,7 @@ std::string nvrtc_error_name(nvrtcResult code);
 inline void check(nvrtcResult code, const char* call, const std::string& detail = {}) {
     if (code != NVRTC_SUCCESS) fail(code, call, detail);
 }
-std::string join_options(const std::vector<std::string>& options);
+using detail::join_options;
 
 // compiler.cpp: NVRTC
 // What NVRTC compiles for: sm_XY (a cubin) for a device it knows, else compute_XY (PTX that the

@@ -68,11 +68,4 @@ void fail(nvrtcResult code, const char* call, const std::string& detail) {
     throw BackendError(what, origin);
 }
 
-std::string join_options(const std::vector<std::string>& options) {
-    std::string s;
-    for (const auto& o : options)
-        s += (s.empty() ? "" : " ") + o;
-    return s;
-}
-
 } // namespace xgpu::cuda

@@ -83,11 +83,9 @@ std::shared_ptr<Module> load_module(std::shared_ptr<Context> ctx, const std::vec
     const CUresult r = api::cuModuleLoadDataEx(&m, image, 2, keys, values);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) fail(r, "cuModuleLoadDataEx");
     if (r != CUDA_SUCCESS) {
-        const std::string name = error_name(r), log = jit_log;
-        throw CompileError(fmt::format("xgpu[cuda]: loading the compiled {} on {} failed: {} ({})\noptions: {}{}{}",
-                                       kind == 'C' ? "cubin" : "PTX", ctx->device().name(), name, int(r),
-                                       join_options(options), log.empty() ? "" : "\n", log),
-                           {"cuda", "cuModuleLoadDataEx", r, name}, log, options, source);
+        detail::throw_compile_error(
+            "cuda", fmt::format("loading the compiled {} on {}", kind == 'C' ? "cubin" : "PTX", ctx->device().name()),
+            "cuModuleLoadDataEx", r, error_name(r), jit_log, options, options, source);
     }
     return std::make_shared<Module>(std::move(ctx), m);
 }

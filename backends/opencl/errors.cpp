@@ -72,11 +72,4 @@ void check(cl_int code, const char* call, const std::string& detail) {
     if (code != CL_SUCCESS) fail(code, call, detail);
 }
 
-std::string join_options(const std::vector<std::string>& options) {
-    std::string s;
-    for (const auto& o : options)
-        s += (s.empty() ? "" : " ") + o;
-    return s;
-}
-
 } // namespace xgpu::opencl

@@ -142,6 +142,9 @@ private:
     cl::Kernel fill_kernel_;
 };
 
-std::string join_options(const std::vector<std::string>& options);
+using detail::join_options;
+// Builds `p` for `d`; throws CompileError with the log and options (compiler.cpp).
+void build_or_throw(cl::Program& p, const cl::Device& d, const std::vector<std::string>& options,
+                    const std::string& source, const char* what);
 
 } // namespace xgpu::opencl

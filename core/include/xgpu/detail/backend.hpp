@@ -148,6 +148,17 @@ public:
 void register_backend(std::shared_ptr<BackendImpl> backend);
 std::shared_ptr<BackendImpl> find_backend(std::string_view name); // nullptr if not compiled in
 
+// Compiler options as one command line: what the compilers take and what error messages show.
+std::string join_options(const std::vector<std::string>& options);
+
+// Throws the CompileError of a failed build or binary load, in one form for every backend:
+// "xgpu[<backend>]: <what> failed: <code name> (<code>)", the options the compiler got (`used`),
+// then its log. The error carries the caller's `options` and the source.
+[[noreturn]] void throw_compile_error(const std::string& backend, const std::string& what, const char* call,
+                                      long long code, const std::string& code_name, const std::string& log,
+                                      const std::vector<std::string>& used, const std::vector<std::string>& options,
+                                      const std::string& source);
+
 // Throws OutOfMemory, before any allocation, for a request the device can never satisfy.
 void check_allocation(const DeviceInfo& device, std::size_t bytes);
 

@@ -1,0 +1,82 @@
+// The OpenCL backend: the compiler (programs from source and from cached binaries), and on PoCL
+// the gate that keeps work from running while a build does.
+#include <fmt/format.h>
+
+#include "opencl.hpp"
+
+namespace xgpu::opencl {
+
+namespace {
+
+std::string build_log(const cl::Program& p, const cl::Device& d) {
+    std::string log;
+    p.getBuildInfo(d, CL_PROGRAM_BUILD_LOG, &log);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+        log.pop_back();
+    return log;
+}
+
+} // namespace
+
+// Builds `p` for the context's device; on failure throws CompileError with the log.
+void build_or_throw(cl::Program& p, const cl::Device& d, const std::vector<std::string>& options,
+                    const std::string& source, const char* what) {
+    // With the parameters' kinds and types, so that launches can be checked against them.
+    std::vector<std::string> all = options;
+    all.push_back("-cl-kernel-arg-info");
+    const cl_int err = p.build({d}, join_options(all).c_str());
+    if (err == CL_SUCCESS) return;
+    detail::throw_compile_error("opencl", what, "clBuildProgram", err, error_name(err), build_log(p, d), all, options,
+                                source);
+}
+
+std::unique_lock<std::shared_mutex> Context::quiesce_for_build() {
+    if (!pocl_) return {};
+    std::unique_lock gate(gate_);
+    std::lock_guard lock(queues_mutex_);
+    for (auto it = queues_.begin(); it != queues_.end();) {
+        if (auto q = it->lock()) {
+            q->queue.finish();
+            ++it;
+        } else {
+            it = queues_.erase(it);
+        }
+    }
+    return gate;
+}
+
+detail::BuildResult Context::build(const std::string& source, const std::vector<std::string>& options) {
+    const auto gate = quiesce_for_build();
+    cl_int err = CL_SUCCESS;
+    cl::Program p(context, source, false, &err);
+    check(err, "clCreateProgramWithSource");
+    build_or_throw(p, cl_device, options, source, "compiling OpenCL C");
+
+    auto program = std::make_shared<Program>(p);
+    program->build_log = build_log(p, cl_device);
+    detail::BuildResult result{program, {}};
+    std::vector<std::size_t> sizes;
+    if (p.getInfo(CL_PROGRAM_BINARY_SIZES, &sizes) == CL_SUCCESS && sizes.size() == 1 && sizes[0] > 0) {
+        result.binary.resize(sizes[0]);
+        unsigned char* ptr = result.binary.data();
+        if (clGetProgramInfo(p(), CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) != CL_SUCCESS) result.binary.clear();
+    }
+    return result;
+}
+
+std::shared_ptr<detail::ProgramImpl> Context::load(const std::vector<unsigned char>& binary,
+                                                   const std::vector<std::string>& options) {
+    const auto gate = quiesce_for_build();
+    const unsigned char* ptr = binary.data();
+    const std::size_t size = binary.size();
+    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+    cl_device_id dev = cl_device();
+    cl_program raw = clCreateProgramWithBinary(context(), 1, &dev, &size, &ptr, &status, &err);
+    if (err == CL_SUCCESS) err = status;
+    check(err, "clCreateProgramWithBinary");
+    cl::Program p(raw); // takes ownership
+    build_or_throw(p, cl_device, options, {}, "loading a cached binary");
+    return std::make_shared<Program>(p);
+}
+
+} // namespace xgpu::opencl
