@@ -50,16 +50,9 @@ DeviceInfo describe(CUdevice d, int index, const std::string& driver, const std:
     return i;
 }
 
-class Backend final : public detail::BackendImpl {
+class Backend final : public detail::ProbedBackend {
 public:
     std::string name() const override { return "cuda"; }
-
-    std::vector<Device> devices() override {
-        std::lock_guard lock(mutex_);
-        if (!probed_) probe();
-        if (!unavailable_.empty()) throw BackendUnavailable(unavailable_, origin_);
-        return devices_;
-    }
 
     std::shared_ptr<detail::ContextImpl> create_context(const Device& device) override {
         const auto all = devices();
@@ -72,41 +65,27 @@ public:
     }
 
 private:
-    // Loads the driver and lists its devices; any failure leaves the reason in unavailable_.
-    void probe() {
-        probed_ = true;
-        try {
-            load_driver();
-            const auto init = [](CUresult r, const char* call) {
-                if (r != CUDA_SUCCESS) fail(r, call, "the CUDA driver could not start", Kind::unavailable);
-            };
-            init(api::cuInit(0), "cuInit");
-            int version = 0, count = 0;
-            init(api::cuDriverGetVersion(&version), "cuDriverGetVersion");
-            init(api::cuDeviceGetCount(&count), "cuDeviceGetCount");
-            if (count == 0) {
-                unavailable_ = "xgpu[cuda]: the CUDA driver reports no device (CUDA_ERROR_NO_DEVICE)";
-                origin_ = {"cuda", "cuDeviceGetCount", CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"};
-                return;
-            }
-            const std::string nvrtc = nvrtc_version();
-            for (int i = 0; i < count; ++i) {
-                CUdevice d = 0;
-                init(api::cuDeviceGet(&d, i), "cuDeviceGet");
-                devices_.emplace_back(describe(d, i, version_string(version), nvrtc));
-            }
-        } catch (const Error& e) {
-            devices_.clear();
-            unavailable_ = e.what();
-            origin_ = {"cuda", e.call(), e.code(), e.code_name()};
+    std::vector<Device> probe() override {
+        load_driver();
+        const auto init = [](CUresult r, const char* call) {
+            if (r != CUDA_SUCCESS) fail(r, call, "the CUDA driver could not start", Kind::unavailable);
+        };
+        init(api::cuInit(0), "cuInit");
+        int version = 0, count = 0;
+        init(api::cuDriverGetVersion(&version), "cuDriverGetVersion");
+        init(api::cuDeviceGetCount(&count), "cuDeviceGetCount");
+        if (count == 0)
+            throw BackendUnavailable("xgpu[cuda]: the CUDA driver reports no device (CUDA_ERROR_NO_DEVICE)",
+                                     {"cuda", "cuDeviceGetCount", CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"});
+        const std::string nvrtc = nvrtc_version();
+        std::vector<Device> out;
+        for (int i = 0; i < count; ++i) {
+            CUdevice d = 0;
+            init(api::cuDeviceGet(&d, i), "cuDeviceGet");
+            out.emplace_back(describe(d, i, version_string(version), nvrtc));
         }
+        return out;
     }
-
-    std::mutex mutex_;
-    bool probed_ = false;
-    std::string unavailable_;
-    Error::Origin origin_;
-    std::vector<Device> devices_;
 };
 
 } // namespace

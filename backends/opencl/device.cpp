@@ -49,53 +49,43 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& d, int index
     return i;
 }
 
-class Backend final : public detail::BackendImpl {
+class Backend final : public detail::ProbedBackend {
 public:
     std::string name() const override { return "opencl"; }
 
-    std::vector<Device> devices() override {
-        std::lock_guard lock(mutex_);
-        if (!probed_) probe();
-        if (!unavailable_.empty()) throw BackendUnavailable(unavailable_, {"opencl", "clGetPlatformIDs", 0, ""});
-        return devices_;
-    }
-
     std::shared_ptr<detail::ContextImpl> create_context(const Device& device) override {
-        devices();
-        std::lock_guard lock(mutex_);
+        const auto all = devices(); // probes first: cl_devices_ is complete and no longer changes
         const auto i = std::size_t(device.index());
-        if (i >= cl_devices_.size() || devices_[i].name() != device.name())
+        if (i >= all.size() || all[i].name() != device.name())
             throw InvalidArgument(fmt::format("xgpu[opencl]: no device {} ('{}')", device.index(), device.name()));
-        return std::make_shared<Context>(devices_[i], cl_devices_[i]);
+        return std::make_shared<Context>(all[i], cl_devices_[i]);
     }
 
 private:
-    void probe() {
-        probed_ = true;
+    std::vector<Device> probe() override {
         std::vector<cl::Platform> platforms;
         const cl_int err = cl::Platform::get(&platforms);
-        if (err != CL_SUCCESS || platforms.empty()) {
-            unavailable_ =
+        if (err != CL_SUCCESS || platforms.empty())
+            throw BackendUnavailable(
                 fmt::format("xgpu[opencl]: no OpenCL platform ({}): the ICD loader (libOpenCL.so.1) found no "
                             "driver; install one (e.g. pocl-opencl-icd) or point OCL_ICD_VENDORS at its .icd file",
-                            err == CL_SUCCESS ? "none listed" : error_name(err));
-            return;
-        }
+                            err == CL_SUCCESS ? "none listed" : error_name(err)),
+                {"opencl", "clGetPlatformIDs", err, err == CL_SUCCESS ? "" : error_name(err)});
+        std::vector<Device> out;
         for (const auto& p : platforms) {
             std::vector<cl::Device> ds;
             if (p.getDevices(CL_DEVICE_TYPE_ALL, &ds) != CL_SUCCESS) continue; // a platform with no device
             for (const auto& d : ds) {
-                devices_.emplace_back(describe(p, d, int(devices_.size())));
+                out.emplace_back(describe(p, d, int(out.size())));
                 cl_devices_.push_back(d);
             }
         }
-        if (devices_.empty()) unavailable_ = "xgpu[opencl]: OpenCL platforms found, but none has a device";
+        if (out.empty())
+            throw BackendUnavailable("xgpu[opencl]: OpenCL platforms found, but none has a device",
+                                     {"opencl", "clGetDeviceIDs", 0, ""});
+        return out;
     }
 
-    std::mutex mutex_;
-    bool probed_ = false;
-    std::string unavailable_;
-    std::vector<Device> devices_;
     std::vector<cl::Device> cl_devices_;
 };
 

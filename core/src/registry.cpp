@@ -42,6 +42,22 @@ std::shared_ptr<BackendImpl> find_backend(std::string_view name) {
     return nullptr;
 }
 
+std::vector<Device> ProbedBackend::devices() {
+    std::lock_guard lock(mutex_);
+    if (!probed_) {
+        probed_ = true;
+        try {
+            devices_ = probe();
+        } catch (const Error& e) {
+            devices_.clear();
+            unavailable_ = e.what();
+            origin_ = {name(), e.call(), e.code(), e.code_name()};
+        }
+    }
+    if (!unavailable_.empty()) throw BackendUnavailable(unavailable_, origin_);
+    return devices_;
+}
+
 } // namespace detail
 
 std::vector<std::string> backend_names() {

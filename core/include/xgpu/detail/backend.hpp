@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "xgpu/device.hpp"
+#include "xgpu/error.hpp"
 #include "xgpu/grid.hpp"
 #include "xgpu/kernel.hpp"
 
@@ -142,6 +143,25 @@ public:
     // Loads the driver if needed and lists devices; throws BackendUnavailable naming what is missing.
     virtual std::vector<Device> devices() = 0;
     virtual std::shared_ptr<ContextImpl> create_context(const Device& device) = 0;
+};
+
+// A backend that loads its driver and lists its devices once, on first use, and remembers why it
+// could not: every later call gets the same devices, or the same BackendUnavailable.
+class ProbedBackend : public BackendImpl {
+public:
+    std::vector<Device> devices() final;
+
+protected:
+    // Loads the driver and lists the devices; throws an xgpu Error saying why the backend cannot
+    // start. Runs once, under the lock.
+    virtual std::vector<Device> probe() = 0;
+
+private:
+    std::mutex mutex_;
+    bool probed_ = false;
+    std::vector<Device> devices_;
+    std::string unavailable_;
+    ErrorOrigin origin_;
 };
 
 // The registry of compiled-in backends, in the order `auto` tries them.
