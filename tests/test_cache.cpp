@@ -234,9 +234,9 @@ TEST_CASE("an entry is a miss unless its length, magic, version, key and checksu
     CHECK_FALSE(detail::cache_entry_parse(longer, key));
     CHECK_FALSE(detail::cache_entry_parse(std::vector<unsigned char>(entry.begin(), entry.end() - 1), key));
     // Each field of the header, and the payload, changed by one bit.
-    for (std::size_t at :
-         {std::size_t(0), std::size_t(7), std::size_t(8), std::size_t(16), std::size_t(47), std::size_t(48),
-          std::size_t(55), std::size_t(56), std::size_t(87), std::size_t(88), entry.size() - 1}) {
+    for (std::size_t at : {std::size_t(0), std::size_t(7), std::size_t(8), std::size_t(12), std::size_t(15),
+                           std::size_t(16), std::size_t(47), std::size_t(48), std::size_t(55), std::size_t(56),
+                           std::size_t(87), std::size_t(88), entry.size() - 1}) {
         INFO("byte " << at);
         auto bad = entry;
         bad[at] ^= 1;

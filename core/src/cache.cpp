@@ -28,7 +28,7 @@ constexpr char magic[8] = {'X', 'G', 'P', 'U', 'B', 'I', 'N', '\n'};
 struct Header {
     char magic[8];
     std::uint32_t version;
-    std::uint32_t reserved;
+    std::uint32_t reserved; // 0 in every entry written; anything else is a miss
     std::uint8_t key[32];
     std::uint64_t payload_size;
     std::uint8_t checksum[32];
@@ -80,7 +80,7 @@ std::optional<Header> matching_header(const unsigned char* bytes, std::uint64_t 
     Header hdr;
     std::memcpy(&hdr, bytes, sizeof hdr);
     std::uint8_t want_key[32];
-    if (std::memcmp(hdr.magic, magic, sizeof magic) != 0 || hdr.version != cache_format_version ||
+    if (std::memcmp(hdr.magic, magic, sizeof magic) != 0 || hdr.version != cache_format_version || hdr.reserved != 0 ||
         !key_bytes(key, want_key) || std::memcmp(hdr.key, want_key, 32) != 0 || hdr.payload_size > max_payload ||
         hdr.payload_size != entry_size - sizeof(Header))
         return std::nullopt;
