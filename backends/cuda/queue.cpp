@@ -199,7 +199,7 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
                                       describe(a), passed_size(a), i, k.param_sizes[i]));
         switch (a.kind) {
         case Arg::Kind::buffer: params[i] = &static_cast<Buffer*>(a.buffer)->pointer; break;
-        case Arg::Kind::scalar: params[i] = const_cast<void*>(a.value); break; // the driver only reads it
+        case Arg::Kind::scalar: params[i] = const_cast<void*>(a.data()); break; // the driver only reads it
         case Arg::Kind::local:
             offsets[i] = std::uint32_t(shared);
             shared += (a.size + 15) / 16 * 16; // each parameter 16-byte aligned, like the block itself

@@ -110,7 +110,7 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
         cl_mem m = nullptr;
-        const void* value = a.value;
+        const void* value = a.data();
         std::size_t size = a.size;
         if (a.kind == detail::KernelArg::Kind::buffer) {
             m = mem(*a.buffer);

@@ -45,11 +45,15 @@ void stream_launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> a
     if (count == 0) return;
     const std::size_t wg = group_size(ctx);
     const std::size_t row = std::size_t(1) << 30; // a multiple of every work-group size used
-    std::uint64_t base = 0;
-    std::uint32_t guard = 1;
-    args.push_back(KernelArg{KernelArg::Kind::scalar, 8, &base, nullptr});
-    args.push_back(KernelArg{KernelArg::Kind::scalar, 8, &count, nullptr});
-    args.push_back(KernelArg{KernelArg::Kind::scalar, 4, &guard, nullptr});
+    // The last three arguments: base, count and guard (set for each launch below).
+    const std::size_t at = args.size();
+    args.push_back(make_arg(std::uint64_t(0)));
+    args.push_back(make_arg(count));
+    args.push_back(make_arg(std::uint32_t(1)));
+    auto set = [&](std::uint64_t base, std::uint32_t guard) {
+        args[at] = make_arg(base);
+        args[at + 2] = make_arg(guard);
+    };
     const Queue q = ctx.current_queue();
     if (!unguarded(ctx)) {
         const std::size_t padded = (count + wg - 1) / wg * wg;
@@ -59,14 +63,15 @@ void stream_launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> a
         return;
     }
     const std::uint64_t whole = count / wg * wg;
-    guard = 0;
-    for (base = 0; base < whole; base += row) {
+    for (std::uint64_t base = 0; base < whole; base += row) {
         const std::size_t n = std::size_t(std::min<std::uint64_t>(row, whole - base));
+        set(base, 0);
         k.launch_args(q, Grid{n, wg}, args);
     }
-    guard = 1;
-    base = whole;
-    if (whole < count) k.launch_args(q, Grid{wg, wg}, args);
+    if (whole < count) {
+        set(whole, 1);
+        k.launch_args(q, Grid{wg, wg}, args);
+    }
 }
 
 } // namespace xgpu::detail

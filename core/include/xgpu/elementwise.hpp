@@ -40,8 +40,7 @@ public:
     std::string rebind() const;
     // Checks `args` against the declarations (count, array or scalar, element type, context,
     // contiguity) and appends the kernel arguments; returns the first array's size, or -1.
-    std::int64_t pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out,
-                      std::vector<std::int64_t>& offsets) const;
+    std::int64_t pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out) const;
 
 private:
     struct Param {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,14 +23,29 @@ class KernelImpl;
 class ProgramImpl;
 class BufferImpl;
 
-// One kernel argument as the backends see it. Scalars point at the caller's value, which
-// outlives the launch call (the backends copy argument values before returning).
+// One kernel argument as the backends see it. A scalar of up to 16 bytes travels by value, so a
+// caller keeps nothing alive for it; a larger one points at the caller's value, which must outlive
+// the launch call (the backends copy argument values before returning).
 struct KernelArg {
     enum class Kind : unsigned char { buffer, scalar, local };
+    static constexpr std::size_t inline_bytes = 16;
     Kind kind;
-    std::size_t size;             // scalar size, or local-memory bytes
-    const void* value = nullptr;  // scalar value
-    BufferImpl* buffer = nullptr; // buffer argument
+    std::size_t size;                                // scalar size, or local-memory bytes
+    const void* value = nullptr;                     // a scalar larger than inline_bytes
+    BufferImpl* buffer = nullptr;                    // buffer argument
+    alignas(16) unsigned char bytes[inline_bytes]{}; // a scalar of up to inline_bytes
+
+    // The scalar's bytes.
+    const void* data() const { return value ? value : bytes; }
+    // A scalar of `n` bytes at `p`, copied when it fits.
+    static KernelArg scalar(const void* p, std::size_t n) {
+        KernelArg a{Kind::scalar, n};
+        if (n <= inline_bytes)
+            std::memcpy(a.bytes, p, n);
+        else
+            a.value = p;
+        return a;
+    }
 };
 
 inline KernelArg make_arg(const Buffer& b) {
@@ -42,7 +58,7 @@ template <class T> KernelArg make_arg(const T& v) {
     static_assert(!std::is_pointer_v<T>, "a host pointer cannot be a kernel argument: pass an xgpu::Buffer");
     static_assert(!std::is_same_v<T, bool>, "bool kernel arguments differ between backends: pass an int");
     static_assert(std::is_trivially_copyable_v<T>, "kernel scalars must be trivially copyable");
-    return {KernelArg::Kind::scalar, sizeof(T), &v, nullptr};
+    return KernelArg::scalar(&v, sizeof(T));
 }
 } // namespace detail
 

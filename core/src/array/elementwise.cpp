@@ -140,8 +140,8 @@ std::string UserArguments::rebind() const {
     return out;
 }
 
-std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out,
-                                 std::vector<std::int64_t>& offsets) const {
+std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>& args,
+                                 std::vector<KernelArg>& out) const {
     if (args.size() != params_.size())
         throw InvalidArgument(
             fmt::format("xgpu: kernel '{}' takes {} arguments, {} given", kernel_, params_.size(), args.size()));
@@ -169,12 +169,10 @@ std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>
             if (size < 0) size = std::int64_t(a.array->size());
         }
     }
-    offsets.reserve(offsets.size() + args.size()); // args point into it: no reallocation
     for (const auto& a : args) {
         if (a.array) {
             out.push_back(make_arg(a.array->buffer));
-            offsets.push_back(a.array->offset);
-            out.push_back(KernelArg{KernelArg::Kind::scalar, 8, &offsets.back(), nullptr});
+            out.push_back(make_arg(a.array->offset));
         } else {
             out.push_back(a.scalar);
         }
@@ -198,8 +196,7 @@ ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& argu
 
 void ElementwiseKernel::launch(const Slice* range, const std::vector<detail::BoundArg>& args) const {
     std::vector<detail::KernelArg> kargs;
-    std::vector<std::int64_t> offsets;
-    const std::int64_t size = args_.pack(ctx_, args, kargs, offsets);
+    const std::int64_t size = args_.pack(ctx_, args, kargs);
     // The range is resolved exactly as a slice of the first array argument (numpy's rules), so
     // every index i it yields is inside that array.
     SliceRange r{0, 1, size < 0 ? 0 : std::size_t(size)};

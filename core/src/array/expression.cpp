@@ -189,14 +189,8 @@ Operand classify(const ArrayDesc& a, const Shape& result) {
     return o;
 }
 
-const char* dev(DType t) {
-    return info(t).device_name;
-}
 bool is_complex(DType t) {
     return kind(t) == Kind::complex;
-}
-std::string cplx(DType t) {
-    return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble";
 }
 
 // `v` (of type `from`) as type `to`, as an expression.
@@ -207,8 +201,8 @@ std::string convert(const std::string& v, DType from, DType to) {
                                 : fmt::format("(uint8_t)({} != 0)", v);
     if (is_complex(to)) {
         const char* r = dev(real_type(to));
-        if (is_complex(from)) return fmt::format("{}_make(({}){}.re, ({}){}.im)", cplx(to), r, v, r, v);
-        return fmt::format("{}_make(({}){}, ({})0)", cplx(to), r, v, r);
+        if (is_complex(from)) return fmt::format("{}_make(({}){}.re, ({}){}.im)", dev(to), r, v, r, v);
+        return fmt::format("{}_make(({}){}, ({})0)", dev(to), r, v, r);
     }
     if (is_complex(from)) return fmt::format("({}){}.re", dev(to), v);
     return fmt::format("({}){}", dev(to), v);
@@ -276,12 +270,8 @@ public:
     }
 
     // Kernel arguments, in the order source() declares them.
-    void arguments(std::vector<KernelArg>& args, std::vector<std::int64_t>& ints) const {
-        ints.reserve(2 + operands_.size() * (1 + shape_.size()) + shape_.size()); // no reallocation: args point in
-        auto push_int = [&](std::int64_t v) {
-            ints.push_back(v);
-            args.push_back(KernelArg{KernelArg::Kind::scalar, 8, &ints.back(), nullptr});
-        };
+    void arguments(std::vector<KernelArg>& args) const {
+        auto push_int = [&](std::int64_t v) { args.push_back(make_arg(v)); };
         if (operands_[0].array) {
             args.push_back(make_arg(operands_[0].array->buffer));
             push_int(operands_[0].array->offset);
@@ -340,7 +330,7 @@ private:
             push_int(n.array.offset);
             ++k;
         } else if (n.op == Node::Op::scalar) {
-            args.push_back(KernelArg{KernelArg::Kind::scalar, info(n.type).size, n.value.data(), nullptr});
+            args.push_back(KernelArg::scalar(n.value.data(), info(n.type).size));
         }
         for (const auto* c : {n.a.get(), n.b.get(), n.c.get()})
             if (c) args_of(*c, args, push_int, k);
@@ -413,7 +403,7 @@ private:
             }
             if (is_complex(C)) {
                 if (f == "add" || f == "sub" || f == "mul" || f == "div")
-                    return fmt::format("{}_{}({}, {})", cplx(C), f, a, b);
+                    return fmt::format("{}_{}({}, {})", dev(C), f, a, b);
                 unsupported(n, C);
             }
             const bool flt = kind(C) == Kind::floating;
@@ -448,8 +438,8 @@ private:
         if (f == "not") return fmt::format("(uint8_t)!{}", convert(a0, ta, DType::bool_));
         if (f == "pos") return a0;
         if (is_complex(ta)) {
-            if (f == "neg" || f == "conj") return fmt::format("{}_{}({})", cplx(ta), f, a0);
-            if (f == "abs") return fmt::format("{}_abs({})", cplx(ta), a0);
+            if (f == "neg" || f == "conj") return fmt::format("{}_{}({})", dev(ta), f, a0);
+            if (f == "abs") return fmt::format("{}_abs({})", dev(ta), a0);
             if (f == "real") return a0 + ".re";
             if (f == "imag") return a0 + ".im";
             if (f == "isnan") return fmt::format("(uint8_t)(isnan({0}.re) || isnan({0}.im))", a0);
@@ -532,8 +522,7 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
     Kernel k = generated_kernel(
         dst.context, key, [&] { return gen.source(); }, "xgpu_elementwise");
     std::vector<KernelArg> args;
-    std::vector<std::int64_t> ints;
-    gen.arguments(args, ints);
+    gen.arguments(args);
     stream_launch(dst.context, k, std::move(args), dst.size());
 }
 
@@ -556,9 +545,8 @@ MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape) {
     return m;
 }
 
-void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args,
-                   std::vector<std::int64_t>& ints) {
-    Generator(expr, ctx, shape, nullptr).arguments(args, ints);
+void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args) {
+    Generator(expr, ctx, shape, nullptr).arguments(args);
 }
 
 std::string convert_code(const std::string& value, DType from, DType to) {

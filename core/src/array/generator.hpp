@@ -10,6 +10,11 @@
 
 namespace xgpu::detail {
 
+// The type's name in kernel code (the complex ones are the xgpu_cfloat/xgpu_cdouble structs).
+inline const char* dev(DType t) {
+    return info(t).device_name;
+}
+
 struct MapCode {
     std::string key;    // structural key (types, operations, operand layouts)
     std::string params; // kernel parameter declarations for the operands, comma separated
@@ -22,9 +27,8 @@ struct MapCode {
 // map_key is the key alone, cheap enough for every launch; map_code makes the code too.
 std::string map_key(const Node& expr, const Context& ctx, const Shape& shape);
 MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape);
-// The kernel arguments for map_code's parameters, in order; `ints` holds values they point to.
-void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args,
-                   std::vector<std::int64_t>& ints);
+// The kernel arguments for map_code's parameters, in order.
+void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args);
 // `value` of type `from` as type `to`, in kernel code.
 std::string convert_code(const std::string& value, DType from, DType to);
 

@@ -18,14 +18,8 @@
 namespace xgpu::detail {
 namespace {
 
-const char* dev(DType t) {
-    return info(t).device_name;
-}
 bool is_float(DType t) {
     return kind(t) == Kind::floating;
-}
-std::string cplx(DType t) {
-    return t == DType::complex64 ? "xgpu_cfloat" : "xgpu_cdouble";
 }
 
 } // namespace
@@ -96,8 +90,8 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         const DType a = sum_type(t);
         s.name = "sum";
         s.acc_type = dev(a);
-        s.neutral = cpx ? cplx(a) + "_make(0, 0)" : fmt::format("({})0", dev(a));
-        s.reduce = cpx ? cplx(a) + "_add(a, b)" : "a + b";
+        s.neutral = cpx ? std::string(dev(a)) + "_make(0, 0)" : fmt::format("({})0", dev(a));
+        s.reduce = cpx ? std::string(dev(a)) + "_add(a, b)" : "a + b";
         s.map = convert_code("v", t, a);
         s.finish = "a";
         s.out = a;
@@ -360,8 +354,7 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
         return reduction_source(spec, g, m.params.empty() ? "" : m.params + ", ", "", element, "");
     });
     std::vector<KernelArg> args;
-    std::vector<std::int64_t> ints;
-    map_arguments(expr, ctx, shape, args, ints);
+    map_arguments(expr, ctx, shape, args);
     run_all(ctx, k, g, spec, std::move(args), n, out);
     return out;
 }
@@ -398,8 +391,7 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
         return reduction_source(spec, g, code.params.empty() ? "" : code.params + ", ", "", element, "");
     });
     std::vector<KernelArg> args;
-    std::vector<std::int64_t> ints;
-    map_arguments(*p, ctx, permuted, args, ints);
+    map_arguments(*p, ctx, permuted, args);
     const std::int64_t off = out.offset;
     args.push_back(make_arg(out.buffer));
     args.push_back(make_arg(off));
@@ -433,8 +425,7 @@ ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const s
 
 ArrayDesc ReductionKernelImpl::run(std::int64_t n, const std::vector<BoundArg>& args) const {
     std::vector<KernelArg> kargs;
-    std::vector<std::int64_t> offsets;
-    const std::int64_t size = args_.pack(ctx_, args, kargs, offsets);
+    const std::int64_t size = args_.pack(ctx_, args, kargs);
     if (n < 0) n = size;
     if (n < 0) throw InvalidArgument("xgpu: ReductionKernel without an array argument needs a size: use over(n, ...)");
     if (size >= 0 && n > size)

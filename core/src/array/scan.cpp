@@ -433,8 +433,7 @@ void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDes
     c.output = fmt::format("xgpu_out[xgpu_out_o + i] = {};", inclusive ? "item" : "prev_item");
 
     std::vector<KernelArg> args;
-    std::vector<std::int64_t> ints;
-    map_arguments(in, ctx, shape, args, ints);
+    map_arguments(in, ctx, shape, args);
     const std::int64_t out_offset = out.offset, flags_offset = f.offset;
     args.push_back(make_arg(out.buffer));
     args.push_back(make_arg(out_offset));
@@ -494,8 +493,7 @@ void copy_if(const ArrayDesc& x_in, const Node& pred, const ArrayDesc& out, cons
         " if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;";
 
     std::vector<KernelArg> args;
-    std::vector<std::int64_t> ints;
-    map_arguments(pred, ctx, shape, args, ints);
+    map_arguments(pred, ctx, shape, args);
     const std::int64_t x_offset = x.offset, out_offset = out.offset, out_size = std::int64_t(out.size()),
                        count_offset = count.offset;
     args.push_back(make_arg(x.buffer));
