@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Configures and builds ./build-asan with tests/sanitizers/clang-asan.cmake (clang, AddressSanitizer
+# and UndefinedBehaviorSanitizer, -O1 with line tables): the library, tests, examples and the
+# libFuzzer harnesses (tests/fuzz). Shared by scripts/sanitize.sh and scripts/fuzz.sh, so that CI
+# builds the library once for both.
+#
+#   scripts/asan-build.sh              # everything
+#   scripts/asan-build.sh fuzz_env     # the named targets
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/ensure-packages.sh cmake make clang libclang-rt-14-dev llvm ocl-icd-opencl-dev opencl-clhpp-headers \
+  pocl-opencl-icd catch2 libfmt-dev
+
+cmake -S . -B build-asan -DCMAKE_TOOLCHAIN_FILE="$PWD/tests/sanitizers/clang-asan.cmake" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXGPU_BUILD_FUZZERS=ON >/dev/null
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build build-asan -j"$(nproc)" "${targets[@]}"
