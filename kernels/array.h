@@ -10,49 +10,33 @@
 #define XGPU_INFINITY_D ((double)INFINITY)
 #endif
 
-typedef struct { float re, im; } xgpu_cfloat;
+/* The complex types, declared once for float and double (PyOpenCL's pyopencl-complex.h idea):
+ * C##_make, _add, _sub, _mul, _div (Smith's algorithm: no overflow for large |b|, as numpy),
+ * _neg, _conj, _abs. */
+#define XGPU_DECLARE_COMPLEX(C, T)                                                                    \
+    typedef struct { T re, im; } C;                                                                   \
+    XGPU_DEVICE_FN C C##_make(T re, T im) { C z; z.re = re; z.im = im; return z; }                    \
+    XGPU_DEVICE_FN C C##_add(C a, C b) { return C##_make(a.re + b.re, a.im + b.im); }                 \
+    XGPU_DEVICE_FN C C##_sub(C a, C b) { return C##_make(a.re - b.re, a.im - b.im); }                 \
+    XGPU_DEVICE_FN C C##_mul(C a, C b) {                                                              \
+        return C##_make(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);                        \
+    }                                                                                                 \
+    XGPU_DEVICE_FN C C##_div(C a, C b) {                                                              \
+        if (fabs(b.re) >= fabs(b.im)) {                                                               \
+            if (b.re == (T)0 && b.im == (T)0) return C##_make(a.re / fabs(b.re), a.im / fabs(b.im)); \
+            const T r = b.im / b.re, d = b.re + b.im * r;                                             \
+            return C##_make((a.re + a.im * r) / d, (a.im - a.re * r) / d);                            \
+        }                                                                                             \
+        const T r = b.re / b.im, d = b.re * r + b.im;                                                 \
+        return C##_make((a.re * r + a.im) / d, (a.im * r - a.re) / d);                                \
+    }                                                                                                 \
+    XGPU_DEVICE_FN C C##_neg(C a) { return C##_make(-a.re, -a.im); }                                  \
+    XGPU_DEVICE_FN C C##_conj(C a) { return C##_make(a.re, -a.im); }                                  \
+    XGPU_DEVICE_FN T C##_abs(C a) { return hypot(a.re, a.im); }
 
-XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_make(float re, float im) { xgpu_cfloat z; z.re = re; z.im = im; return z; }
-XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_add(xgpu_cfloat a, xgpu_cfloat b) { return xgpu_cfloat_make(a.re + b.re, a.im + b.im); }
-XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_sub(xgpu_cfloat a, xgpu_cfloat b) { return xgpu_cfloat_make(a.re - b.re, a.im - b.im); }
-XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_mul(xgpu_cfloat a, xgpu_cfloat b) {
-    return xgpu_cfloat_make(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
-}
-/* Smith's algorithm: no overflow for large |b|, as numpy. */
-XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_div(xgpu_cfloat a, xgpu_cfloat b) {
-    if (fabs(b.re) >= fabs(b.im)) {
-        if (b.re == 0.0f && b.im == 0.0f) return xgpu_cfloat_make(a.re / fabs(b.re), a.im / fabs(b.im));
-        const float r = b.im / b.re, d = b.re + b.im * r;
-        return xgpu_cfloat_make((a.re + a.im * r) / d, (a.im - a.re * r) / d);
-    }
-    const float r = b.re / b.im, d = b.re * r + b.im;
-    return xgpu_cfloat_make((a.re * r + a.im) / d, (a.im * r - a.re) / d);
-}
-XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_neg(xgpu_cfloat a) { return xgpu_cfloat_make(-a.re, -a.im); }
-XGPU_DEVICE_FN xgpu_cfloat xgpu_cfloat_conj(xgpu_cfloat a) { return xgpu_cfloat_make(a.re, -a.im); }
-XGPU_DEVICE_FN float xgpu_cfloat_abs(xgpu_cfloat a) { return hypot(a.re, a.im); }
-
+XGPU_DECLARE_COMPLEX(xgpu_cfloat, float)
 #ifdef XGPU_HAS_FP64
-typedef struct { double re, im; } xgpu_cdouble;
-
-XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_make(double re, double im) { xgpu_cdouble z; z.re = re; z.im = im; return z; }
-XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_add(xgpu_cdouble a, xgpu_cdouble b) { return xgpu_cdouble_make(a.re + b.re, a.im + b.im); }
-XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_sub(xgpu_cdouble a, xgpu_cdouble b) { return xgpu_cdouble_make(a.re - b.re, a.im - b.im); }
-XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_mul(xgpu_cdouble a, xgpu_cdouble b) {
-    return xgpu_cdouble_make(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
-}
-XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_div(xgpu_cdouble a, xgpu_cdouble b) {
-    if (fabs(b.re) >= fabs(b.im)) {
-        if (b.re == 0.0 && b.im == 0.0) return xgpu_cdouble_make(a.re / fabs(b.re), a.im / fabs(b.im));
-        const double r = b.im / b.re, d = b.re + b.im * r;
-        return xgpu_cdouble_make((a.re + a.im * r) / d, (a.im - a.re * r) / d);
-    }
-    const double r = b.re / b.im, d = b.re * r + b.im;
-    return xgpu_cdouble_make((a.re * r + a.im) / d, (a.im * r - a.re) / d);
-}
-XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_neg(xgpu_cdouble a) { return xgpu_cdouble_make(-a.re, -a.im); }
-XGPU_DEVICE_FN xgpu_cdouble xgpu_cdouble_conj(xgpu_cdouble a) { return xgpu_cdouble_make(a.re, -a.im); }
-XGPU_DEVICE_FN double xgpu_cdouble_abs(xgpu_cdouble a) { return hypot(a.re, a.im); }
+XGPU_DECLARE_COMPLEX(xgpu_cdouble, double)
 #endif
 
 /* Integer powers by squaring, wrapping as numpy's (computed unsigned: signed overflow is undefined
