@@ -43,6 +43,10 @@ DeviceInfo describe(CUdevice d, int index, const std::string& driver, const std:
     // Launches may opt in to more shared memory than the default 48 KiB (Kernel::allow_shared_memory).
     i.local_memory =
         std::uint64_t(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "shared memory"));
+    // Static __shared__ arrays stop at the default per-block limit (48 KiB); only dynamic shared
+    // memory may use the opt-in size above.
+    i.static_local_memory =
+        std::uint64_t(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "static shared memory"));
     i.compute_units = unsigned(attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessors"));
     i.max_work_group_size = std::size_t(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "threads per block"));
     i.simd_width = unsigned(attribute(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size"));

@@ -37,6 +37,7 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& d, int index
     i.global_memory = info<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE);
     i.max_allocation = info<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     i.local_memory = info<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE);
+    i.static_local_memory = i.local_memory; // OpenCL draws both kinds from one budget
     i.compute_units = info<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
     i.max_work_group_size = info<std::size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     i.fp64 = info<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0 ||

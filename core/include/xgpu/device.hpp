@@ -25,9 +25,10 @@ struct DeviceInfo {
     std::string compiler_version; // "NVRTC 13.0" or the OpenCL C version
     std::string arch;             // "sm_90" on CUDA; the device name on OpenCL
     DeviceType type = DeviceType::other;
-    std::uint64_t global_memory = 0;  // bytes
-    std::uint64_t max_allocation = 0; // largest single buffer, bytes
-    std::uint64_t local_memory = 0;   // per work-group, bytes
+    std::uint64_t global_memory = 0;       // bytes
+    std::uint64_t max_allocation = 0;      // largest single buffer, bytes
+    std::uint64_t local_memory = 0;        // per work-group, bytes
+    std::uint64_t static_local_memory = 0; // what a kernel may declare statically (XGPU_LOCAL arrays), bytes
     unsigned compute_units = 0;
     std::size_t max_work_group_size = 0;
     unsigned simd_width = 1; // warp size on CUDA, preferred work-group multiple on OpenCL

@@ -209,7 +209,7 @@ std::string group_reduce(const ReduceSpec& s) {
     return "#if defined(XGPU_HAS_WARP_SHUFFLE)\n" + fmt::format(fmt::runtime(tree), 16) +
            "    if (lid < 32) {\n        " + s.acc_type +
            " w = scratch[lid];\n"
-           "        for (int o = 16; o > 0; o >>= 1) w = xgpu_reduce(w, __shfl_down_sync(0xffffffffu, w, o));\n"
+           "        for (int o = 16; o > 0; o >>= 1) w = xgpu_reduce(w, XGPU_SHUFFLE_DOWN(w, o));\n"
            "        if (lid == 0) scratch[0] = w;\n    }\n#else\n" +
            fmt::format(fmt::runtime(tree), 0) + "#endif\n";
 }

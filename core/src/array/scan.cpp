@@ -56,9 +56,8 @@ TileShape tile_shape(const Context& ctx, DType type, bool segmented) {
         staged = tile->staged.value_or(staged);
     }
     if (d.max_work_group_size) wg = std::min(wg, floor_pow2(d.max_work_group_size));
-    // Static local memory: within what the device reports, and CUDA's 48 KiB.
-    std::size_t limit = d.local_memory ? std::size_t(d.local_memory) : 32768;
-    if (d.backend == "cuda") limit = std::min<std::size_t>(limit, 48 * 1024);
+    // Static local memory: within what the device allows a kernel to declare.
+    const std::size_t limit = d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
     auto bytes = [&] { return ((staged ? wg * k + wg : 0) + wg) * (size + flag); };
     while (bytes() > limit && k > 1)
         k /= 2;
