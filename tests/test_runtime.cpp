@@ -1,6 +1,10 @@
 // The runtime on every backend: transfers, fills, launches with scalars, buffers and local
 // memory over 1-, 2- and 3-D ranges, events and queues; each against a host reference.
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 
 #include "support.hpp"
@@ -307,5 +311,28 @@ TEST_CASE("a context is released when its last handle goes, caches and all") {
             CHECK(!weak.expired());
         }
         CHECK(weak.expired());
+    }
+}
+
+TEST_CASE("XGPU_DUMP_KERNELS writes each program a context builds, as the compiler sees it") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto dir = std::filesystem::temp_directory_path() / ("xgpu-dump-" + std::to_string(test::rng()()));
+        ::setenv("XGPU_DUMP_KERNELS", dir.c_str(), 1);
+        const std::string marker = "dump_me_" + std::to_string(test::rng()());
+        auto k = ctx.compile("XGPU_KERNEL void " + marker + "(XGPU_GLOBAL int* x) { x[XGPU_GLOBAL_ID(0)] = 1; }",
+                             {"-DXGPU_TEST_OPTION=3"})
+                     .kernel(marker);
+        ::unsetenv("XGPU_DUMP_KERNELS");
+        std::size_t found = 0;
+        for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+            std::ifstream in(entry.path());
+            const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            if (text.find(marker) == std::string::npos) continue;
+            ++found;
+            CHECK(text.find("-DXGPU_TEST_OPTION=3") != std::string::npos);
+            CHECK(text.find("XGPU_KERNEL") != std::string::npos); // the preamble's macros, as compiled
+        }
+        CHECK(found == 1);
+        std::filesystem::remove_all(dir);
     }
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <vector>
 
@@ -9,10 +11,28 @@
 
 #include "cache.hpp"
 #include "context_shared.hpp"
+#include "env.hpp"
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
+#include "xgpu/warning.hpp"
 
 namespace xgpu {
+namespace detail {
+// XGPU_DUMP_KERNELS: every program a context builds or loads, as the compiler sees it (the
+// dialect preamble included), named by its cache key. A directory that cannot be written costs a
+// warning.
+void dump_source(const std::string& dir, const std::string& key, const std::string& source,
+                 const std::vector<std::string>& options) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    const auto path = std::filesystem::path(dir) / (key.substr(0, 16) + ".xgpu.c");
+    std::ofstream out(path);
+    out << "/* xgpu program " << key << "\n * options: " << join_options(options) << " */\n" << source;
+    out.close();
+    if (!out) warn(fmt::format("XGPU_DUMP_KERNELS: cannot write {}", path.string()));
+}
+} // namespace detail
+
 namespace {
 
 Program build_cached(const Context& handle, const std::string& source, const std::vector<std::string>& options) {
@@ -23,6 +43,7 @@ Program build_cached(const Context& handle, const std::string& source, const std
     if (auto it = shared.programs.find(key); it != shared.programs.end())
         return Program(it->second, ProgramOrigin::memory_cache);
 
+    if (auto dir = detail::env::dump_kernels()) detail::dump_source(*dir, key, source, options);
     std::shared_ptr<detail::ProgramImpl> program;
     ProgramOrigin origin = ProgramOrigin::compiled;
     if (auto binary = detail::cache_load(key)) {

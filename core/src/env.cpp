@@ -119,6 +119,10 @@ bool profile_enabled() {
     return switch_or("XGPU_PROFILE", false);
 }
 
+std::optional<std::string> dump_kernels() {
+    return value("XGPU_DUMP_KERNELS");
+}
+
 std::optional<ScanTile> scan_tile() {
     const auto v = value("XGPU_SCAN_TILE");
     if (!v) return std::nullopt;

@@ -29,11 +29,12 @@ struct ScanTile {
 };
 ScanTile parse_scan_tile(std::string_view value);
 
-std::string backend();               // XGPU_BACKEND, "auto" when unset
-std::string device();                // XGPU_DEVICE (free text), "" when unset
-bool cache_enabled();                // XGPU_CACHE, on when unset
-bool pool_enabled();                 // XGPU_POOL, on when unset
-bool profile_enabled();              // XGPU_PROFILE, off when unset
-std::optional<ScanTile> scan_tile(); // XGPU_SCAN_TILE
+std::string backend();                     // XGPU_BACKEND, "auto" when unset
+std::string device();                      // XGPU_DEVICE (free text), "" when unset
+bool cache_enabled();                      // XGPU_CACHE, on when unset
+bool pool_enabled();                       // XGPU_POOL, on when unset
+bool profile_enabled();                    // XGPU_PROFILE, off when unset
+std::optional<ScanTile> scan_tile();       // XGPU_SCAN_TILE
+std::optional<std::string> dump_kernels(); // XGPU_DUMP_KERNELS: a directory (free text)
 
 } // namespace xgpu::detail::env
