@@ -95,7 +95,7 @@ bool owner_trusted(uid_t uid) {
 // owner, this user or root, can change them.
 std::optional<std::string> distrust(const std::string& dir) {
     struct stat st;
-    if (::stat(dir.c_str(), &st) != 0) return fmt::format("cannot stat it: {}", std::strerror(errno));
+    if (::stat(dir.c_str(), &st) != 0) return fmt::format("unreadable ({})", std::strerror(errno));
     if (!owner_trusted(st.st_uid)) return fmt::format("owned by another user (uid {})", st.st_uid);
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
         return fmt::format("writable by other users (mode {:04o}, no sticky bit)", st.st_mode & 07777);
