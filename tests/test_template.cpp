@@ -51,14 +51,14 @@ TEST_CASE("a kernel template compiles one kernel per set of values") {
         const auto c = family.get({{"T", "float"}, {"UNROLL", 2}, {"SCALE", 2}});
         CHECK(a.impl() == b.impl());
         CHECK(a.impl() != c.impl());
-        CHECK(KernelTemplate::options({{"B", 1}, {"A", "x"}}) == std::vector<std::string>{"-DA=x", "-DB=1"});
-        CHECK(KernelTemplate::options({{"X", 2.5}, {"Y", std::int64_t(-7)}}) ==
-              std::vector<std::string>{"-DX=2.5", "-DY=-7"});
+        CHECK(KernelTemplate::definitions({{"B", 1}, {"A", "x"}}) ==
+              std::vector<std::string>{"#define A x", "#define B 1"});
+        CHECK(KernelTemplate::definitions({{"X", 2.5}, {"Y", std::int64_t(-7)}}) ==
+              std::vector<std::string>{"#define X 2.5", "#define Y -7"});
         // Refused before compiling.
-        CHECK_THROWS_WITH(family.get({{"T", "float; int"}, {"UNROLL", 1}, {"SCALE", 1}}),
-                          Contains("is not an identifier"));
-        CHECK_THROWS_WITH(family.get({{"T", "unsigned int"}, {"UNROLL", 1}, {"SCALE", 1}}),
-                          Contains("not an identifier"));
+        for (const char* bad : {"float; int", "float\n#define X", "float  x", "x)", ""})
+            CHECK_THROWS_WITH(family.get({{"T", bad}, {"UNROLL", 1}, {"SCALE", 1}}), Contains("is not a name"));
+        check<std::uint32_t>(ctx, family, "unsigned int", 3, 5); // a type name of two words
         CHECK_THROWS_WITH(family.get({{"T x", "float"}}), Contains("parameter name"));
         CHECK_THROWS_WITH(family.get({{"T", "float"}, {"T", "double"}}), Contains("given twice"));
         // A missing parameter is the compiler's error, with the log.

@@ -5,13 +5,13 @@
 //   auto k = transpose.get({{"T", "float"}, {"TILE", 16}});      // compiled (or cached), a Kernel
 //   k.launch(q, xgpu::Grid{{n, m}, {16, 16}}, out, in, n, m);
 //
-// Values reach the source as preprocessor definitions (-DT=float -DTILE=16), which both NVRTC
-// and every OpenCL compiler take, so the source stays plain dialect code, one text for every
+// Values reach the source as #define lines put between the dialect preamble and the source
+// (#define T float, #define TILE 16), so the source stays plain dialect code, one text for every
 // variant, and a value is a compile-time constant the compiler can unroll and size arrays with.
-// Each variant is cached as any program is (in memory and on disk; the options are part of the
-// key), and get() remembers the variants it made. Names must be identifiers and values
-// identifiers (one-word type names: uint, not unsigned int) or numbers: anything else throws
-// before compiling.
+// Not -D options: those also reach the compiler's own built-in headers, where NVRTC's use T as
+// a template parameter. Each variant is cached as any program is (in memory and on disk), and
+// get() remembers the variants it made. Names must be identifiers and values names, type names
+// (`unsigned int`) or numbers: anything else throws before compiling.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +56,8 @@ public:
 
     // The kernel for these values (names in any order; each at most once).
     Kernel get(const Parameters& values) const;
-    // The compiler options a set of values becomes, sorted by name: what keys a variant.
-    static std::vector<std::string> options(const Parameters& values);
+    // The #define lines a set of values becomes, sorted by name: what keys a variant.
+    static std::vector<std::string> definitions(const Parameters& values);
 
     const std::string& source() const { return source_; }
 
