@@ -2,6 +2,7 @@
 // work-item per Philox block, with seed, counter and range as arguments so that a new seed or range
 // reuses the kernel. The stream is defined in xgpu/random.hpp; kernels/philox.h holds the block
 // function and the conversions.
+#include <cmath>
 #include <cstdint>
 #include <random>
 
@@ -27,12 +28,15 @@ const char* dist_name(Distribution d) {
     return d == Distribution::uniform ? "uniform" : d == Distribution::normal ? "normal" : "integers";
 }
 
-// The statements that turn block `w` into v[0 .. per-1]; a and b are the kernel's two scalars.
-std::string convert(Distribution d, DType t, unsigned per) {
+// The statements that turn block `w` into v[0 .. per-1]; a, b and c are the kernel's scalars.
+// `clip`: uniforms are kept below hi (only generated where the largest u can round up to hi, so
+// that the common ranges pay nothing for it).
+std::string convert(Distribution d, DType t, unsigned per, bool clip) {
     const bool f32 = t == DType::float32;
     switch (d) {
     case Distribution::uniform: { // a = lo, b = hi - lo, c = the largest value below hi
         const char* u = f32 ? "xgpu_philox_float(w.v[j])" : "xgpu_philox_double(w.v[2 * j], w.v[2 * j + 1])";
+        if (!clip) return fmt::format("  for (int j = 0; j < {}; ++j) v[j] = fma(b, {}, a);\n", per, u);
         return fmt::format("  for (int j = 0; j < {}; ++j) {{ const {} x = fma(b, {}, a); v[j] = x < c ? x : c; }}\n",
                            per, info(t).device_name, u);
     }
@@ -57,7 +61,7 @@ std::string convert(Distribution d, DType t, unsigned per) {
     return {};
 }
 
-std::string kernel_source(Distribution d, DType t, const std::string& begin) {
+std::string kernel_source(Distribution d, DType t, bool clip, const std::string& begin) {
     const unsigned per = Philox::per_block(d, t);
     const char* T = info(t).device_name;
     const char* P = d == Distribution::integers ? "uint64_t" : T;
@@ -75,13 +79,13 @@ std::string kernel_source(Distribution d, DType t, const std::string& begin) {
         "  XGPU_GLOBAL {2}* o = out + offset + first;\n"
         "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n"
         "}}\n",
-        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per), stream_params, begin);
+        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per, clip), stream_params, begin);
 }
 
 // Fills dst from the stream with scalars a, b and c (of type P); returns the blocks used.
 template <class P>
 std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, P a, P b,
-                       P c = P()) {
+                       P c = P(), bool clip = false) {
     if (!dst.buffer) throw InvalidArgument(fmt::format("xgpu: random {} into an empty Array", dist_name(d)));
     const unsigned per = Philox::per_block(d, dst.dtype);
     require_fp64(dst.context, dst.dtype);
@@ -89,14 +93,15 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
     if (n == 0) return 0;
     if (!dst.is_c_contiguous()) {
         const ArrayDesc tmp = make_array(dst.context, dst.dtype, dst.shape, Order::C);
-        const std::uint64_t used = generate(d, tmp, seed, counter, a, b, c);
+        const std::uint64_t used = generate(d, tmp, seed, counter, a, b, c, clip);
         assign(dst, tmp);
         return used;
     }
     const Context& ctx = dst.context;
     const Kernel k = generated_kernel(
-        ctx, fmt::format("philox|{}|{}", dist_name(d), name(dst.dtype)),
-        [&] { return kernel_source(d, dst.dtype, stream_begin(ctx)); }, fmt::format("xgpu_philox_{}", dist_name(d)));
+        ctx, fmt::format("philox|{}|{}|{}", dist_name(d), name(dst.dtype), clip ? "clip" : ""),
+        [&] { return kernel_source(d, dst.dtype, clip, stream_begin(ctx)); },
+        fmt::format("xgpu_philox_{}", dist_name(d)));
     const std::uint64_t blocks = (n + per - 1) / per, offset = std::uint64_t(dst.offset), count = n;
     if (blocks > UINT64_MAX - counter)
         throw InvalidArgument(fmt::format("xgpu: random {}: {} blocks from counter {} run past the end of the stream "
@@ -112,10 +117,15 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
 } // namespace
 
 std::uint64_t philox_uniform(const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, double lo, double hi) {
+    // fma(b, u, a) rises with u (b > 0): only where the largest u (1 - 2^-24 or 1 - 2^-53) can
+    // round up to hi does the kernel clip.
+    auto run = [&](auto l, auto h, auto largest_u) {
+        const auto b = h - l, c = Philox::below(l, h);
+        return generate(Distribution::uniform, dst, seed, counter, l, b, c, std::fma(b, largest_u, l) > c);
+    };
     if (dst.dtype == DType::float32) // the scale in float, as the host reference computes it
-        return generate(Distribution::uniform, dst, seed, counter, float(lo), float(hi) - float(lo),
-                        Philox::below(float(lo), float(hi)));
-    return generate(Distribution::uniform, dst, seed, counter, lo, hi - lo, Philox::below(lo, hi));
+        return run(float(lo), float(hi), 1.0f - 0x1p-24f);
+    return run(lo, hi, 1.0 - 0x1p-53);
 }
 
 std::uint64_t philox_normal(const ArrayDesc& dst, std::uint64_t seed, std::uint64_t counter, double mean,
