@@ -28,7 +28,7 @@ template <class T> void check_small_integer_dot(const Context& ctx) {
     const auto b = random_vector<T>(n, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
     std::int64_t exact = 0;
     for (std::size_t i = 0; i < n; ++i)
-        exact += std::int64_t(T(a[i] * b[i])); // the product in T, as x * y is
+        exact += std::int64_t(T(std::int64_t(a[i]) * std::int64_t(b[i]))); // the product wrapped to T, as x * y is
     auto d = dot(to_device(ctx, a), to_device(ctx, b));
     static_assert(std::is_same_v<typename decltype(d)::value_type, T>);
     CHECK(d.get() == T(exact));

@@ -210,7 +210,7 @@ TEST_CASE("Float sums are within a tolerance of the sequential sum, and the same
                     auto again = empty<T>(ctx, {n});
                     inclusive ? scan.inclusive(x, again) : scan.exclusive(x, again);
                     const auto got2 = again.get();
-                    REQUIRE(std::memcmp(got.data(), got2.data(), n * sizeof(T)) == 0);
+                    REQUIRE((n == 0 || std::memcmp(got.data(), got2.data(), n * sizeof(T)) == 0));
                 }
             }
         };
