@@ -2,10 +2,16 @@
 // over every pair of types, slicing and views, fused expressions, math, NaN, empty arrays, errors.
 #include <cmath>
 #include <complex>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <numeric>
 #include <sstream>
 #include <tuple>
 
 #include <xgpu/array.hpp>
+#include <xgpu/reduction.hpp>
 
 #include "support.hpp"
 
@@ -473,5 +479,54 @@ TEST_CASE("more than 2^31 elements are indexed correctly") {
         for (std::size_t k = 0; k < got.size(); ++k)
             REQUIRE(got[k] == std::uint8_t((n - 600 + k + 1) % 256));
         CHECK(b(std::int64_t((std::size_t(1) << 31) + 5)).get()[0] == std::uint8_t(((std::size_t(1) << 31) + 6) % 256));
+    }
+}
+
+TEST_CASE("an array used twice in an expression is one operand, loaded once") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t n = 5000;
+        const auto h = random_vector<double>(n, -3.0, 3.0);
+        auto x = to_device(ctx, h);
+        const auto dir = std::filesystem::temp_directory_path() / ("xgpu-operands-" + std::to_string(test::rng()()));
+        ::setenv("XGPU_DUMP_KERNELS", dir.c_str(), 1);
+        Array<double> y = 2.0 * x + sin(x) * x - x / 7.0; // x four times: one parameter, one load
+        ::unsetenv("XGPU_DUMP_KERNELS");
+        const auto got = y.get();
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(got[i] == Approx(2.0 * h[i] + std::sin(h[i]) * h[i] - h[i] / 7.0).epsilon(1e-12));
+        std::size_t kernels = 0;
+        for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+            std::ifstream in(entry.path());
+            const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            const auto at = text.find("XGPU_KERNEL void xgpu_elementwise");
+            if (at == std::string::npos) continue;
+            ++kernels;
+            const std::string kernel = text.substr(at);
+            std::size_t inputs = 0, loads = 0;
+            for (std::size_t p = kernel.find("const double* p"); p != std::string::npos;
+                 p = kernel.find("const double* p", p + 1))
+                ++inputs;
+            for (std::size_t p = kernel.find("= p1["); p != std::string::npos; p = kernel.find("= p1[", p + 1))
+                ++loads;
+            CHECK(inputs == 1);
+            CHECK(loads == 1);
+        }
+        CHECK(kernels == 1);
+        std::filesystem::remove_all(dir);
+
+        // Views of one buffer at other offsets, strides or types are other operands.
+        Array<double> d = x(slice(1, {})) - x(slice(0, -1));
+        const auto hd = d.get();
+        for (std::size_t i = 0; i + 1 < n; ++i)
+            REQUIRE(hd[i] == h[i + 1] - h[i]);
+        Array<double> e = x(slice(0, {}, 2)) + x(slice(1, {}, 2));
+        const auto he = e.get();
+        for (std::size_t i = 0; i < n / 2; ++i)
+            REQUIRE(he[i] == h[2 * i] + h[2 * i + 1]);
+        Array<double> w = where(x > 0.0, x, -x) + x * x; // the same array in a condition and both branches
+        const auto hw = w.get();
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(hw[i] == std::abs(h[i]) + h[i] * h[i]);
+        CHECK(sum(x * x).get() == Approx(std::inner_product(h.begin(), h.end(), h.begin(), 0.0)).epsilon(1e-12));
     }
 }

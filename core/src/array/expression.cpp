@@ -173,6 +173,12 @@ struct Operand {
     Strides strides;
 };
 
+// The same elements seen the same way: then one load serves every occurrence.
+bool same_view(const ArrayDesc& a, const ArrayDesc& b) {
+    return a.buffer == b.buffer && a.offset == b.offset && a.dtype == b.dtype && a.shape == b.shape &&
+           a.strides == b.strides;
+}
+
 Operand classify(const ArrayDesc& a, const Shape& result) {
     Operand o{&a, Layout::strided, Strides(result.size(), 0)};
     const std::size_t off = result.size() - a.shape.size();
@@ -257,6 +263,7 @@ public:
         }
         std::size_t next_array = 1, next_scalar = 0;
         counter_ = 0;
+        loaded_.assign(operands_.size(), std::string());
         return emit(root_, body, next_array, next_scalar);
     }
 
@@ -289,15 +296,27 @@ public:
     }
 
 private:
+    // Array nodes in tree order (positions from 1) map to operands; a repeated array (the same
+    // memory, layout and type: `2.0 * x + sin(x)`) is one operand, one parameter, one load.
     void collect(const Node& n) {
-        if (n.op == Node::Op::array) operands_.push_back(classify(n.array, shape_));
+        if (n.op == Node::Op::array) {
+            std::size_t id = 1;
+            while (id < operands_.size() && !same_view(*operands_[id].array, n.array))
+                ++id;
+            if (id == operands_.size()) {
+                operands_.push_back(classify(n.array, shape_));
+                first_.push_back(slot_.size());
+            }
+            slot_.push_back(id);
+        }
         for (const auto* c : {n.a.get(), n.b.get(), n.c.get()})
             if (c) collect(*c);
     }
 
     void key_of(const Node& n, std::string& k, std::size_t& next) const {
         if (n.op == Node::Op::array) {
-            k += fmt::format("A{}{}", int(n.type), char(operands_[next++].layout));
+            const std::size_t id = slot_[next++];
+            k += fmt::format("A{}{}#{}", int(n.type), char(operands_[id].layout), id);
             return;
         }
         if (n.op == Node::Op::scalar) {
@@ -314,8 +333,9 @@ private:
     }
     void params_of(const Node& n, std::string& params, std::size_t& next_array, std::size_t& next_scalar) const {
         if (n.op == Node::Op::array) {
-            params += fmt::format(", XGPU_GLOBAL const {0}* p{1}, const int64_t o{1}", dev(n.type), next_array);
-            ++next_array;
+            const std::size_t t = next_array++, id = slot_[t];
+            if (first_[id] == t)
+                params += fmt::format(", XGPU_GLOBAL const {0}* p{1}, const int64_t o{1}", dev(n.type), id);
         } else if (n.op == Node::Op::scalar) {
             params += fmt::format(", const {} v{}", dev(n.type), next_scalar++);
         }
@@ -326,9 +346,11 @@ private:
     template <class Push>
     void args_of(const Node& n, std::vector<KernelArg>& args, Push& push_int, std::size_t& k) const {
         if (n.op == Node::Op::array) {
-            args.push_back(make_arg(n.array.buffer));
-            push_int(n.array.offset);
-            ++k;
+            const std::size_t t = k++;
+            if (first_[slot_[t]] == t) {
+                args.push_back(make_arg(n.array.buffer));
+                push_int(n.array.offset);
+            }
         } else if (n.op == Node::Op::scalar) {
             args.push_back(KernelArg::scalar(n.value.data(), info(n.type).size));
         }
@@ -357,8 +379,10 @@ private:
 
     std::string emit(const Node& n, std::string& body, std::size_t& next_array, std::size_t& next_scalar) {
         if (n.op == Node::Op::array) {
-            const std::size_t k = next_array++;
-            return temp(n.type, fmt::format("p{}[o{} + {}]", k, k, index_of(k)), body);
+            const std::size_t id = slot_[next_array++];
+            if (loaded_[id].empty())
+                loaded_[id] = temp(n.type, fmt::format("p{}[o{} + {}]", id, id, index_of(id)), body);
+            return loaded_[id];
         }
         if (n.op == Node::Op::scalar) return fmt::format("v{}", next_scalar++);
         const std::string a = emit(*n.a, body, next_array, next_scalar);
@@ -469,7 +493,10 @@ private:
     const Node& root_;
     const Context& ctx_;
     Shape shape_;
-    std::vector<Operand> operands_; // [0] is the destination
+    std::vector<Operand> operands_;     // [0] is the destination, then each distinct input array
+    std::vector<std::size_t> slot_{0};  // the operand of each array node, by tree position (from 1)
+    std::vector<std::size_t> first_{0}; // the tree position where each operand first appears
+    std::vector<std::string> loaded_;   // the variable each operand was loaded into (element())
     bool strided_ = false;
     int counter_ = 0;
 };
