@@ -28,6 +28,27 @@ status=0
 # Two at a time. The consumer test (install + find_package, add_subdirectory) checks packaging,
 # which the plain run covers; rebuilding the library twice more under the sanitizers would cost
 # CI minutes and find nothing the suite does not.
-ctest --output-on-failure -j"$(nproc)" -E consumer "$@" || status=$?
+ctest --output-on-failure -j"$(nproc)" -E consumer --output-log sanitize.log "$@" || status=$?
+
+# LeakSanitizer's stop-the-world tracer (clang 14) sometimes crashes at process exit while other
+# threads (PoCL's workers) come and go: "Tracer caught signal 11 ... LeakSanitizer has encountered
+# a fatal error", after the test itself passed. That is the tool failing, not a finding
+# (google/sanitizers#1353). Only when EVERY failed test shows that crash, and the log has no real
+# report (AddressSanitizer, runtime error, detected memory leaks), are those tests run again, at
+# most twice; anything else fails at once.
+tracer_only() {
+  local failed crashes
+  failed=$(wc -l <Testing/Temporary/LastTestsFailed.log)
+  crashes=$(grep -c "LeakSanitizer has encountered a fatal error" "$1" || true)
+  [ "$failed" -gt 0 ] && [ "$crashes" -eq "$failed" ] &&
+    ! grep -qE "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer: detected memory leaks|: FAILED:$|[|] [0-9]+ failed" "$1"
+}
+for attempt in 1 2; do
+  [ $status -ne 0 ] && [ -f Testing/Temporary/LastTestsFailed.log ] && tracer_only sanitize.log || break
+  echo "xgpu sanitize: LeakSanitizer's tracer crashed after the tests passed (tool failure); rerun $attempt:"
+  cat Testing/Temporary/LastTestsFailed.log
+  status=0
+  ctest --output-on-failure --rerun-failed --output-log sanitize.log || status=$?
+done
 echo "xgpu sanitize: build $((built - start)) s, tests $(($(date +%s) - built)) s"
 exit $status
