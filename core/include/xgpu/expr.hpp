@@ -11,6 +11,10 @@
 
 namespace xgpu {
 
+namespace codegen {
+struct Operation; // the table of operations (core/src/codegen/operations.hpp)
+}
+
 namespace detail {
 
 struct Node;
@@ -21,6 +25,7 @@ struct Node {
     Op op;
     DType type;                                        // the node's result type
     const char* fn = "";                               // operation: "add", "sin", "where", ...
+    const codegen::Operation* operation = nullptr;     // its row in the table of operations
     ArrayDesc array;                                   // Op::array
     alignas(16) std::array<unsigned char, 16> value{}; // Op::scalar, stored as `type`
     NodePtr a, b, c;

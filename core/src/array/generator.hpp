@@ -5,14 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "../codegen/operations.hpp"
 #include "xgpu/array.hpp"
-#include "xgpu/detail/backend.hpp"
+#include "xgpu/kernel.hpp"
 
 namespace xgpu::detail {
 
 // The type's name in kernel code (the complex ones are the xgpu_cfloat/xgpu_cdouble structs).
 inline const char* dev(DType t) {
-    return info(t).device_name;
+    return codegen::device_type(t);
 }
 
 struct MapCode {

@@ -1,0 +1,83 @@
+#include "elementwise.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "../generated.hpp"
+#include "expression.hpp"
+#include "operations.hpp"
+#include "skeleton.hpp"
+
+namespace xgpu::codegen {
+
+namespace {
+
+std::string source(const Lowered& l, const LaunchShape& shape, DType dst_type) {
+    const std::string group = std::to_string(shape.group_size), items = std::to_string(shape.items),
+                      value = convert(l.value, l.type, dst_type);
+    return fill("elementwise.kernel", {{"array_h", kernel_file("array.h")},
+                                       {"group_size", group},
+                                       {"items", items},
+                                       {"guard", shape.whole_groups ? "xgpu_guard" : "1"},
+                                       {"params", l.params},
+                                       {"type", device_type(dst_type)},
+                                       {"body", l.body},
+                                       {"value", value},
+                                       {"at", l.at}});
+}
+
+std::string key(const Lowered& l, const LaunchShape& shape) {
+    return l.key + '|' + shape.key();
+}
+
+} // namespace
+
+std::string elementwise_source(const Context&, const detail::Node& expr, const detail::ArrayDesc& dst,
+                               const LaunchShape& shape) {
+    return source(lower(expr, dst.shape, &dst, Want::everything), shape, dst.dtype);
+}
+
+void assign(const detail::Node& expr, const detail::ArrayDesc& dst) {
+    const Context& ctx = dst.context;
+    const LaunchShape shape = launch_shape(ctx, KernelFamily::elementwise, dst.dtype);
+    Lowered l = lower(expr, dst.shape, &dst, Want::key_and_arguments);
+    const Kernel k = detail::generated_kernel(
+        ctx, key(l, shape), [&] { return source(lower(expr, dst.shape, &dst, Want::everything), shape, dst.dtype); },
+        "xgpu_elementwise");
+    launch_stream(ctx, k, std::move(l.args), dst.size(), shape);
+}
+
+void launch_stream(const Context& ctx, const Kernel& k, std::vector<detail::KernelArg> args, std::uint64_t count,
+                   const LaunchShape& shape) {
+    if (count == 0) return;
+    const std::size_t wg = shape.group_size;
+    const std::uint64_t per_group = std::uint64_t(wg) * shape.items;
+    // Rows of at most 2^30 work-items (some OpenCL drivers mishandle 1-D ranges past 2^31).
+    const std::size_t row_groups = (std::size_t(1) << 30) / wg;
+    const std::size_t at = args.size();
+    args.push_back(detail::make_arg(std::uint64_t(0)));
+    args.push_back(detail::make_arg(count));
+    args.push_back(detail::make_arg(std::uint32_t(1)));
+    const Queue q = ctx.current_queue();
+    auto run = [&](std::uint64_t base, std::uint64_t groups, std::uint32_t guard) {
+        args[at] = detail::make_arg(base);
+        args[at + 2] = detail::make_arg(guard);
+        const Grid g =
+            groups <= row_groups
+                ? Grid{Range(std::size_t(groups) * wg, 1), Range(wg, 1)}
+                : Grid{Range(row_groups * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
+        k.launch_args(q, g, args);
+    };
+    if (!shape.whole_groups) {
+        run(0, (count + per_group - 1) / per_group, 1);
+        return;
+    }
+    // Whole groups without the guard, in launches of one row each; then one guarded group.
+    const std::uint64_t whole = count / per_group;
+    for (std::uint64_t first = 0; first < whole; first += row_groups)
+        run(first * per_group, std::min<std::uint64_t>(row_groups, whole - first), 0);
+    if (whole * per_group < count) run(whole * per_group, 1, 1);
+}
+
+} // namespace xgpu::codegen

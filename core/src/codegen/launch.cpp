@@ -1,0 +1,168 @@
+// Launch shapes: the default chooser of every generated kernel family (the measured choices of
+// ../shared/PERF.md, in one place), the thread's overrides, and the checks a shape must pass
+// before a kernel is generated for it.
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "../env.hpp"
+#include "xgpu/codegen.hpp"
+#include "xgpu/error.hpp"
+
+namespace xgpu {
+
+const char* name(KernelFamily f) {
+    switch (f) {
+    case KernelFamily::elementwise: return "elementwise";
+    case KernelFamily::reduction: return "reduction";
+    default: return "scan";
+    }
+}
+
+std::string LaunchShape::key() const {
+    return fmt::format("g{}i{}{}{}{}", group_size, items, staged ? "s" : "", blocked ? "b" : "",
+                       whole_groups ? "w" : "");
+}
+
+namespace {
+
+std::size_t floor_pow2(std::size_t v) {
+    std::size_t p = 1;
+    while (p * 2 <= v)
+        p *= 2;
+    return p;
+}
+
+bool is_pow2(std::size_t v) {
+    return v && !(v & (v - 1));
+}
+
+// The work-group size streaming kernels use: 256, or the device's limit when lower.
+unsigned stream_group(const DeviceInfo& d) {
+    return d.max_work_group_size && d.max_work_group_size < 256 ? unsigned(d.max_work_group_size) : 256u;
+}
+
+// Local memory a scan tile declares: the staged tile and its flags, and the run totals.
+std::size_t scan_local_bytes(std::size_t wg, std::size_t k, bool staged, DType type, bool segmented) {
+    return ((staged ? wg * k + wg : 0) + wg) * (info(type).size + (segmented ? 1 : 0));
+}
+std::size_t local_limit(const DeviceInfo& d) {
+    return d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
+}
+
+// Elementwise. GPUs: guarded work-items, each computing `items` elements a work-group apart
+// before storing any, so that every load of a work-item is in flight at once: 16 bytes of the
+// result type per work-item (4 floats, 2 doubles). CPUs: one element per work-item in whole
+// guard-free work-groups (PoCL vectorises across work-items; a per-item guard halves bandwidth).
+LaunchShape elementwise(const DeviceInfo& d, DType type) {
+    LaunchShape s;
+    s.group_size = stream_group(d);
+    if (d.type == DeviceType::cpu) {
+        s.whole_groups = true;
+        return s;
+    }
+    s.items = unsigned(std::clamp<std::size_t>(16 / info(type).size, 1, 4));
+    return s;
+}
+
+// Reductions. GPUs: a grid-stride loop (coalesced) with four accumulators in flight per
+// work-item; CPUs: a contiguous block per work-item with eight accumulators (a single one makes
+// the loop wait on each addition's latency).
+LaunchShape reduction(const DeviceInfo& d) {
+    LaunchShape s;
+    s.group_size = unsigned(floor_pow2(stream_group(d)));
+    s.blocked = d.type == DeviceType::cpu;
+    s.items = s.blocked ? 8 : 4;
+    return s;
+}
+
+// Scans. GPUs: staged through local memory, 256 work-items and a tile of about 16 KiB, so that
+// several work-groups fit a multiprocessor. CPUs: direct, 2 work-items with runs of 8192 (long
+// streams for the prefetchers; measured on PoCL against 1-64 work-items and runs of 256-16384:
+// 2x8192 was the fastest, 1.6x a plain copy's time for int64, 3.6x for float).
+// XGPU_SCAN_TILE=<wg>x<k>[s|d] overrides the default.
+LaunchShape scan(const DeviceInfo& d, DType type, bool segmented) {
+    const std::size_t size = info(type).size;
+    bool staged = d.type != DeviceType::cpu;
+    std::size_t wg = staged ? 256 : 2, k = staged ? std::clamp<std::size_t>(16384 / (wg * size), 1, 16) : 8192;
+    if (const auto tile = detail::env::scan_tile()) {
+        wg = tile->wg;
+        k = tile->k;
+        staged = tile->staged.value_or(staged);
+    }
+    if (d.max_work_group_size) wg = std::min(wg, floor_pow2(d.max_work_group_size));
+    // Static local memory: within what the device allows a kernel to declare.
+    const std::size_t limit = local_limit(d);
+    auto bytes = [&] { return scan_local_bytes(wg, k, staged, type, segmented); };
+    while (bytes() > limit && k > 1)
+        k /= 2;
+    while (bytes() > limit && wg > 2)
+        wg /= 2; // a tile of one would never shrink the totals
+    LaunchShape s;
+    s.group_size = unsigned(wg);
+    s.items = unsigned(k);
+    s.staged = staged;
+    return s;
+}
+
+thread_local std::array<std::optional<LaunchShape>, 3> overrides;
+
+[[noreturn]] void bad_shape(KernelFamily f, const LaunchShape& s, const std::string& why) {
+    throw InvalidArgument(fmt::format("xgpu: launch shape {} for {} kernels: {}", s.key(), name(f), why));
+}
+
+void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type, bool segmented) {
+    if (s.group_size == 0) bad_shape(f, s, "the work-group size is 0");
+    if (d.max_work_group_size && s.group_size > d.max_work_group_size)
+        bad_shape(f, s, fmt::format("the device allows work-groups of at most {}", d.max_work_group_size));
+    if (s.items == 0) bad_shape(f, s, "no elements per work-item");
+    if (f != KernelFamily::elementwise && !is_pow2(s.group_size))
+        bad_shape(f, s, "the work-group size must be a power of two");
+    if (f == KernelFamily::elementwise && (s.items > 16 || s.staged || s.blocked))
+        bad_shape(f, s, "elementwise kernels take 1 to 16 items per work-item, neither staged nor blocked");
+    if (f == KernelFamily::elementwise && s.whole_groups && s.items != 1)
+        bad_shape(f, s, "whole guard-free work-groups take one item per work-item");
+    if (f == KernelFamily::reduction && (s.items > 16 || s.staged || s.whole_groups))
+        bad_shape(f, s, "reductions take 1 to 16 accumulators per work-item, neither staged nor whole_groups");
+    if (f == KernelFamily::scan && (s.group_size < 2 || s.blocked || s.whole_groups ||
+                                    std::uint64_t(s.group_size) * s.items > (std::uint64_t(1) << 20)))
+        bad_shape(f, s,
+                  "scan tiles take 2 to 1024 work-items and 2^20 elements at most, neither blocked nor "
+                  "whole_groups");
+    if (f == KernelFamily::scan) {
+        const std::size_t limit = local_limit(d),
+                          bytes = scan_local_bytes(s.group_size, s.items, s.staged, type, segmented);
+        if (bytes > limit)
+            bad_shape(f, s, fmt::format("the tile needs {} bytes of local memory, the device allows {}", bytes, limit));
+    }
+}
+
+} // namespace
+
+LaunchShape default_launch_shape(const Context& ctx, KernelFamily family, DType type, bool segmented) {
+    const DeviceInfo& d = ctx.device().info();
+    switch (family) {
+    case KernelFamily::elementwise: return elementwise(d, type);
+    case KernelFamily::reduction: return reduction(d);
+    default: return scan(d, type, segmented);
+    }
+}
+
+LaunchShape launch_shape(const Context& ctx, KernelFamily family, DType type, bool segmented) {
+    const auto& o = overrides[std::size_t(family)];
+    if (!o) return default_launch_shape(ctx, family, type, segmented);
+    check(ctx.device().info(), family, *o, type, segmented);
+    return *o;
+}
+
+LaunchShapeScope::LaunchShapeScope(KernelFamily family, LaunchShape shape)
+    : family_(family), previous_(overrides[std::size_t(family)]) {
+    overrides[std::size_t(family)] = shape;
+}
+
+LaunchShapeScope::~LaunchShapeScope() {
+    overrides[std::size_t(family_)] = previous_;
+}
+
+} // namespace xgpu
