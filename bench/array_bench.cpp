@@ -2,7 +2,10 @@
 // counted bytes (each input array read once, the output written once), median of timed runs
 // after a warm-up, timed with device events.
 //
-//   array-bench [--n N] [--reps N]
+//   array-bench [--n N] [--reps N] [--sweep]
+//
+// --sweep: the streaming rows again under each elementwise launch shape (items per work-item
+// 1, 2, 4, 8, work-groups of 128, 256, 512), chosen from outside with xgpu::LaunchShapeScope.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +17,7 @@
 
 #include <chrono>
 #include <xgpu/array.hpp>
+#include <xgpu/codegen.hpp>
 #include <xgpu/random.hpp>
 #include <xgpu/reduction.hpp>
 
@@ -44,11 +48,14 @@ double measure(const xgpu::Context& ctx, double bytes, int reps, const std::func
 int main(int argc, char** argv) try {
     std::size_t n = 0;
     int reps = 21;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--n"))
-            n = std::strtoull(argv[i + 1], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--reps"))
-            reps = std::atoi(argv[i + 1]);
+    bool sweep = false;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--sweep"))
+            sweep = true;
+        else if (!std::strcmp(argv[i], "--n") && i + 1 < argc)
+            n = std::strtoull(argv[++i], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = std::atoi(argv[++i]);
     }
     auto ctx = xgpu::Context::from_env();
     const auto& dev = ctx.device().info();
@@ -80,6 +87,26 @@ int main(int argc, char** argv) try {
         auto z = xgpu::empty<float>(ctx, {n});
         std::printf("| fused `z = a*x + b*y` f32 | %.0f |\n",
                     measure(ctx, 3.0 * 4 * double(n), reps, [&] { z = 2.5f * x - 0.5f * y; }));
+        std::printf("| copy `z = x` f32 | %.0f |\n", measure(ctx, 2.0 * 4 * double(n), reps, [&] { z.assign(x); }));
+    }
+    if (sweep) {
+        auto x = gen.uniform<double>({n}), y = gen.uniform<double>({n}), z = xgpu::empty<double>(ctx, {n});
+        auto xf = gen.uniform<float>({n}), yf = gen.uniform<float>({n}), zf = xgpu::empty<float>(ctx, {n});
+        std::printf("\n| elementwise shape | fused f64 | copy f64 | fused f32 | copy f32 |\n|---|---|---|---|---|\n");
+        for (unsigned g : {128u, 256u, 512u})
+            for (unsigned items : {1u, 2u, 4u, 8u}) {
+                xgpu::LaunchShape shape;
+                shape.group_size = g;
+                shape.items = items;
+                if (g > dev.max_work_group_size) continue;
+                xgpu::LaunchShapeScope scope(xgpu::KernelFamily::elementwise, shape);
+                std::printf("| %s | %.0f | %.0f | %.0f | %.0f |\n", shape.key().c_str(),
+                            measure(ctx, 24.0 * double(n), reps, [&] { z = 2.5 * x - 0.5 * y; }),
+                            measure(ctx, 16.0 * double(n), reps, [&] { z.assign(x); }),
+                            measure(ctx, 12.0 * double(n), reps, [&] { zf = 2.5f * xf - 0.5f * yf; }),
+                            measure(ctx, 8.0 * double(n), reps, [&] { zf.assign(xf); }));
+            }
+        std::printf("\n");
     }
     // Reductions: input bytes counted (dot: both inputs); the result stays on the device.
     for (int f32 = 0; f32 < 2; ++f32) {
