@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "xgpu/array.hpp"
+#include "xgpu/codegen.hpp"
 
 namespace xgpu {
 
@@ -74,6 +75,7 @@ private:
     std::string name_, source_;
     detail::UserArguments args_;
     Kernel kernel_;
+    LaunchShape shape_; // chosen at construction
 };
 
 } // namespace xgpu

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "../generated.hpp"
-#include "xgpu/detail/backend.hpp"
+#include "../codegen/elementwise.hpp"
+#include "../codegen/skeleton.hpp"
 
 namespace xgpu {
 namespace detail {
@@ -185,12 +185,13 @@ std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>
 ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
                                      const std::string& name, const std::string& preamble)
     : ctx_(ctx), name_(name), args_(arguments, name) {
-    // The user's index `i` is start + k * step for the k-th work-item of the stream.
-    const std::string begin = detail::stream_begin(ctx, "xgpu_k");
-    source_ = fmt::format("{}\n{}\nXGPU_KERNEL void {}({}const int64_t xgpu_start, const int64_t xgpu_step, {}) {{\n{}"
-                          "    const int64_t i = xgpu_start + (int64_t)xgpu_k * xgpu_step;\n{}    {};\n}}\n",
-                          detail::embedded_kernel("array.h"), preamble, name, args_.params(), detail::stream_params,
-                          begin, args_.rebind(), operation);
+    // The user's index `i` is start + k * step for the k-th index of the stream.
+    shape_ = codegen::stream_shape(ctx, DType::uint8);
+    source_ = codegen::stream_source({name, std::string(codegen::kernel_file("array.h")) + "\n" + preamble,
+                                      args_.params() + "const int64_t xgpu_start, const int64_t xgpu_step, ", "xgpu_k",
+                                      "        const int64_t i = xgpu_start + (int64_t)xgpu_k * xgpu_step;\n" +
+                                          args_.rebind() + "        " + operation + ";\n"},
+                                     shape_);
     kernel_ = ctx.compile(source_).kernel(name);
 }
 
@@ -220,7 +221,7 @@ void ElementwiseKernel::launch(const Slice* range, const std::vector<detail::Bou
     const std::uint64_t n = r.length;
     kargs.push_back(detail::make_arg(start));
     kargs.push_back(detail::make_arg(step));
-    detail::stream_launch(ctx_, kernel_, std::move(kargs), n);
+    codegen::launch_stream(ctx_, kernel_, std::move(kargs), n, shape_);
 }
 
 } // namespace xgpu

@@ -2,8 +2,10 @@
 // Indices were checked by the caller for TakeMode::raise; clip and wrap make any index valid.
 #include <fmt/format.h>
 
+#include "../codegen/elementwise.hpp"
+#include "../codegen/operations.hpp"
+#include "../codegen/skeleton.hpp"
 #include "../generated.hpp"
-#include "xgpu/detail/backend.hpp"
 #include "xgpu/indexing.hpp"
 
 namespace xgpu::detail {
@@ -30,23 +32,29 @@ ArrayDesc take(const ArrayDesc& a, const ArrayDesc& indices, TakeMode mode) {
     const char* resolve = mode == TakeMode::clip   ? "j < 0 ? 0 : (j >= n ? n - 1 : j)"
                           : mode == TakeMode::wrap ? "((j % n) + n) % n"
                                                    : "j < 0 ? j + n : j";
-    const std::string key = fmt::format("take|{}|{}|{}", name(a.dtype), name(indices.dtype), int(mode));
+    const LaunchShape shape = codegen::stream_shape(ctx, a.dtype);
+    const std::string key = fmt::format("take|{}|{}|{}|{}", name(a.dtype), name(indices.dtype), int(mode), shape.key());
     const Kernel k = generated_kernel(
         ctx, key,
         [&] {
-            return fmt::format("{0}\nXGPU_KERNEL void xgpu_take(XGPU_GLOBAL {1}* out, XGPU_GLOBAL const {1}* a, "
-                               "const int64_t a_off, const int64_t n, XGPU_GLOBAL const {2}* idx, const int64_t "
-                               "idx_off, {3}) {{\n{4}    const int64_t j = (int64_t)idx[idx_off + (int64_t)i];\n"
-                               "    out[i] = a[a_off + ({5})];\n}}\n",
-                               embedded_kernel("array.h"), info(a.dtype).device_name, info(indices.dtype).device_name,
-                               stream_params, stream_begin(ctx), resolve);
+            const char* T = codegen::device_type(a.dtype);
+            return codegen::stream_source(
+                {"xgpu_take", std::string(codegen::kernel_file("array.h")),
+                 fmt::format("XGPU_GLOBAL {0}* out, XGPU_GLOBAL const {0}* a, const int64_t a_off, const int64_t n, "
+                             "XGPU_GLOBAL const {1}* idx, const int64_t idx_off, ",
+                             T, codegen::device_type(indices.dtype)),
+                 "i",
+                 fmt::format("        const int64_t j = (int64_t)idx[idx_off + (int64_t)i];\n"
+                             "        out[i] = a[a_off + ({})];\n",
+                             resolve)},
+                shape);
         },
         "xgpu_take");
     const std::int64_t a_off = src.offset, size = std::int64_t(n), idx_off = idx.offset;
-    stream_launch(ctx, k,
-                  {make_arg(out.buffer), make_arg(src.buffer), make_arg(a_off), make_arg(size), make_arg(idx.buffer),
-                   make_arg(idx_off)},
-                  count);
+    codegen::launch_stream(ctx, k,
+                           {make_arg(out.buffer), make_arg(src.buffer), make_arg(a_off), make_arg(size),
+                            make_arg(idx.buffer), make_arg(idx_off)},
+                           count, shape);
     return out;
 }
 

@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "../codegen/elementwise.hpp"
+#include "../codegen/operations.hpp"
+#include "../codegen/skeleton.hpp"
 #include "../generated.hpp"
 #include "xgpu/array.hpp"
-#include "xgpu/detail/backend.hpp"
 
 namespace xgpu::detail {
 
@@ -76,24 +78,27 @@ ArrayDesc arange(const Context& ctx, DType dtype, double start, double stop, dou
     // numpy computes start + i * step in double precision, then casts.
     const bool fp64 = ctx.device().has_fp64();
     const char* acc = fp64 ? "double" : "float";
-    const std::string key = fmt::format("arange|{}|{}", int(dtype), acc);
+    const LaunchShape shape = codegen::stream_shape(ctx, dtype);
+    const std::string key = fmt::format("arange|{}|{}|{}", int(dtype), acc, shape.key());
     auto k = generated_kernel(
         ctx, key,
         [&] {
             // Integers wrap as numpy's do: through int64_t, since a float-to-small-integer
             // conversion out of range is undefined (NVIDIA's OpenCL saturates).
-            const std::string via = is_integer(dtype) ? "(int64_t)" : "";
-            return fmt::format(
-                "{0}\nXGPU_KERNEL void xgpu_arange(XGPU_GLOBAL {1}* out, const {2} start, const {2} step, {3}) "
-                "{{\n{4}    out[i] = ({1}){5}(start + ({2})i * step);\n}}\n",
-                embedded_kernel("array.h"), info(dtype).device_name, acc, stream_params, stream_begin(ctx), via);
+            const char* T = codegen::device_type(dtype);
+            return codegen::stream_source(
+                {"xgpu_arange", std::string(codegen::kernel_file("array.h")),
+                 fmt::format("XGPU_GLOBAL {0}* out, const {1} start, const {1} step, ", T, acc), "i",
+                 fmt::format("        out[i] = ({}){}(start + ({})i * step);\n", T,
+                             is_integer(dtype) ? "(int64_t)" : "", acc)},
+                shape);
         },
         "xgpu_arange");
     const double d_start = start, d_step = step;
     const float f_start = float(start), f_step = float(step);
     std::vector<KernelArg> args{make_arg(a.buffer), fp64 ? make_arg(d_start) : make_arg(f_start),
                                 fp64 ? make_arg(d_step) : make_arg(f_step)};
-    stream_launch(ctx, k, std::move(args), n);
+    codegen::launch_stream(ctx, k, std::move(args), n, shape);
     return a;
 }
 

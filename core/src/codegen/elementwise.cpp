@@ -6,6 +6,7 @@
 
 #include "../generated.hpp"
 #include "expression.hpp"
+#include "launch.hpp"
 #include "operations.hpp"
 #include "skeleton.hpp"
 
@@ -46,6 +47,25 @@ void assign(const detail::Node& expr, const detail::ArrayDesc& dst) {
         ctx, key(l, shape), [&] { return source(lower(expr, dst.shape, &dst, Want::everything), shape, dst.dtype); },
         "xgpu_elementwise");
     launch_stream(ctx, k, std::move(l.args), dst.size(), shape);
+}
+
+std::string stream_source(const StreamKernel& k, const LaunchShape& shape) {
+    const std::string group = std::to_string(shape.group_size), items = std::to_string(shape.items);
+    return fill("stream.kernel", {{"preamble", k.preamble},
+                                  {"group_size", group},
+                                  {"items", items},
+                                  {"guard", shape.whole_groups ? "xgpu_guard" : "1"},
+                                  {"name", k.name},
+                                  {"params", k.params},
+                                  {"index", k.index},
+                                  {"body", k.body}});
+}
+
+LaunchShape stream_shape(const Context& ctx, DType type) {
+    if (auto s = scoped_shape(ctx, KernelFamily::elementwise, type)) return *s;
+    LaunchShape s = default_launch_shape(ctx, KernelFamily::elementwise, type);
+    s.items = 1;
+    return s;
 }
 
 void launch_stream(const Context& ctx, const Kernel& k, std::vector<detail::KernelArg> args, std::uint64_t count,

@@ -18,6 +18,22 @@ void assign(const detail::Node& expr, const detail::ArrayDesc& dst);
 std::string elementwise_source(const Context& ctx, const detail::Node& expr, const detail::ArrayDesc& dst,
                                const LaunchShape& shape);
 
+// A kernel that runs `body` for each index `index` (a uint64_t) of a range, from
+// kernels/stream.kernel: `params` are its parameter declarations, each followed by ", ".
+struct StreamKernel {
+    std::string name;
+    std::string preamble; // text before the kernel (array.h, the user's preamble, ...)
+    std::string params;
+    std::string index = "i";
+    std::string body; // statements, indented by 8
+};
+std::string stream_source(const StreamKernel& k, const LaunchShape& shape);
+
+// The shape of streaming kernels on `ctx`: the elementwise family's, with one index per
+// work-item (their bodies store as they go, so items would not have their loads in flight
+// together) unless a LaunchShapeScope sets the items.
+LaunchShape stream_shape(const Context& ctx, DType type);
+
 // Launches a streaming kernel over `count` elements in `shape`: `args`, then the base, count and
 // guard arguments that kernels/elementwise.kernel's signature ends with.
 void launch_stream(const Context& ctx, const Kernel& k, std::vector<detail::KernelArg> args, std::uint64_t count,

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "../env.hpp"
-#include "xgpu/codegen.hpp"
+#include "launch.hpp"
 #include "xgpu/error.hpp"
 
 namespace xgpu {
@@ -150,10 +150,14 @@ LaunchShape default_launch_shape(const Context& ctx, KernelFamily family, DType 
 }
 
 LaunchShape launch_shape(const Context& ctx, KernelFamily family, DType type, bool segmented) {
+    if (auto s = codegen::scoped_shape(ctx, family, type, segmented)) return *s;
+    return default_launch_shape(ctx, family, type, segmented);
+}
+
+std::optional<LaunchShape> codegen::scoped_shape(const Context& ctx, KernelFamily family, DType type, bool segmented) {
     const auto& o = overrides[std::size_t(family)];
-    if (!o) return default_launch_shape(ctx, family, type, segmented);
-    check(ctx.device().info(), family, *o, type, segmented);
-    return *o;
+    if (o) check(ctx.device().info(), family, *o, type, segmented);
+    return o;
 }
 
 LaunchShapeScope::LaunchShapeScope(KernelFamily family, LaunchShape shape)

@@ -8,8 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "../codegen/elementwise.hpp"
+#include "../codegen/skeleton.hpp"
 #include "../generated.hpp"
-#include "xgpu/detail/backend.hpp"
 #include "xgpu/random.hpp"
 
 namespace xgpu {
@@ -61,25 +62,25 @@ std::string convert(Distribution d, DType t, unsigned per, bool clip) {
     return {};
 }
 
-std::string kernel_source(Distribution d, DType t, bool clip, const std::string& begin) {
+std::string kernel_source(Distribution d, DType t, bool clip, const LaunchShape& shape) {
     const unsigned per = Philox::per_block(d, t);
     const char* T = info(t).device_name;
     const char* P = d == Distribution::integers ? "uint64_t" : T;
-    return fmt::format(
-        "{0}\n"
-        "XGPU_KERNEL void xgpu_philox_{1}(XGPU_GLOBAL {2}* out, const uint64_t offset, const uint64_t n,\n"
-        "    const uint32_t key0, const uint32_t key1, const uint64_t counter, const {3} a, const {3} b, const {3} c,\n"
-        "    {6}) {{\n"
-        "{7}"
-        "  const uint64_t g = i, first = g * {4};\n"
-        "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
-        "  {2} v[{4}];\n"
-        "{5}"
-        "  const uint64_t m = n - first < {4} ? n - first : {4};\n"
-        "  XGPU_GLOBAL {2}* o = out + offset + first;\n"
-        "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n"
-        "}}\n",
-        embedded_kernel("philox.h"), dist_name(d), T, P, per, convert(d, t, per, clip), stream_params, begin);
+    return codegen::stream_source(
+        {fmt::format("xgpu_philox_{}", dist_name(d)), std::string(codegen::kernel_file("philox.h")),
+         fmt::format("XGPU_GLOBAL {0}* out, const uint64_t offset, const uint64_t n, const uint32_t key0, "
+                     "const uint32_t key1, const uint64_t counter, const {1} a, const {1} b, const {1} c, ",
+                     T, P),
+         "i",
+         fmt::format("  const uint64_t g = i, first = g * {1};\n"
+                     "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
+                     "  {0} v[{1}];\n"
+                     "{2}"
+                     "  const uint64_t m = n - first < {1} ? n - first : {1};\n"
+                     "  XGPU_GLOBAL {0}* o = out + offset + first;\n"
+                     "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n",
+                     T, per, convert(d, t, per, clip))},
+        shape);
 }
 
 // Fills dst from the stream with scalars a, b and c (of type P); returns the blocks used.
@@ -98,20 +99,20 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
         return used;
     }
     const Context& ctx = dst.context;
+    const LaunchShape shape = codegen::stream_shape(ctx, dst.dtype);
     const Kernel k = generated_kernel(
-        ctx, fmt::format("philox|{}|{}|{}", dist_name(d), name(dst.dtype), clip ? "clip" : ""),
-        [&] { return kernel_source(d, dst.dtype, clip, stream_begin(ctx)); },
-        fmt::format("xgpu_philox_{}", dist_name(d)));
+        ctx, fmt::format("philox|{}|{}|{}|{}", dist_name(d), name(dst.dtype), clip ? "clip" : "", shape.key()),
+        [&] { return kernel_source(d, dst.dtype, clip, shape); }, fmt::format("xgpu_philox_{}", dist_name(d)));
     const std::uint64_t blocks = (n + per - 1) / per, offset = std::uint64_t(dst.offset), count = n;
     if (blocks > UINT64_MAX - counter)
         throw InvalidArgument(fmt::format("xgpu: random {}: {} blocks from counter {} run past the end of the stream "
                                           "(2^64 blocks); use another seed or set_counter()",
                                           dist_name(d), blocks, counter));
     const std::uint32_t key0 = std::uint32_t(seed), key1 = std::uint32_t(seed >> 32);
-    stream_launch(ctx, k,
-                  {make_arg(dst.buffer), make_arg(offset), make_arg(count), make_arg(key0), make_arg(key1),
-                   make_arg(counter), make_arg(a), make_arg(b), make_arg(c)},
-                  blocks);
+    codegen::launch_stream(ctx, k,
+                           {make_arg(dst.buffer), make_arg(offset), make_arg(count), make_arg(key0), make_arg(key1),
+                            make_arg(counter), make_arg(a), make_arg(b), make_arg(c)},
+                           blocks, shape);
     return blocks;
 }
 } // namespace
