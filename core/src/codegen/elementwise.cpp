@@ -14,6 +14,12 @@ namespace xgpu::codegen {
 
 namespace {
 
+// Parameter declarations, each followed by ", ", as the skeletons' first line of parameters.
+std::string first_line(std::string params) {
+    if (!params.empty() && params.back() == ' ') params.pop_back();
+    return params;
+}
+
 std::string source(const Lowered& l, const LaunchShape& shape, DType dst_type) {
     const std::string group = std::to_string(shape.group_size), items = std::to_string(shape.items),
                       value = convert(l.value, l.type, dst_type);
@@ -21,7 +27,7 @@ std::string source(const Lowered& l, const LaunchShape& shape, DType dst_type) {
                                        {"group_size", group},
                                        {"items", items},
                                        {"guard", shape.whole_groups ? "xgpu_guard" : "1"},
-                                       {"params", l.params},
+                                       {"params", first_line(l.params)},
                                        {"type", device_type(dst_type)},
                                        {"body", l.body},
                                        {"value", value},
@@ -56,7 +62,7 @@ std::string stream_source(const StreamKernel& k, const LaunchShape& shape) {
                                   {"items", items},
                                   {"guard", shape.whole_groups ? "xgpu_guard" : "1"},
                                   {"name", k.name},
-                                  {"params", k.params},
+                                  {"params", first_line(k.params)},
                                   {"index", k.index},
                                   {"body", k.body}});
 }
