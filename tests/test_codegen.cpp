@@ -135,27 +135,19 @@ TEST_CASE("the source builder") {
 }
 
 TEST_CASE("skeleton hooks are filled exactly") {
-    const std::string text = codegen::fill("stream.kernel", {{"preamble", "/*P*/"},
-                                                             {"group_size", "64"},
-                                                             {"items", "1"},
-                                                             {"guard", "1"},
-                                                             {"name", "k"},
-                                                             {"params", ""},
-                                                             {"index", "i"},
-                                                             {"body", "/*B*/"}});
+    auto fill = [](std::initializer_list<codegen::Hook> extra) {
+        std::vector<codegen::Hook> hooks{{"preamble", "/*P*/"}, {"group_size", "64"}, {"items", "1"},
+                                         {"guard", "1"},        {"name", "k"},        {"params", ""},
+                                         {"index", "i"},        {"body", "/*B*/"}};
+        hooks.insert(hooks.end(), extra);
+        return codegen::fill("stream.kernel", hooks);
+    };
+    const std::string text = fill({});
     CHECK_THAT(text, Contains("/*P*/"));
+    CHECK_THAT(text, Contains("/*B*/"));
     CHECK(text.find("${") == std::string::npos);
     CHECK_THROWS_WITH(codegen::fill("stream.kernel", {{"preamble", ""}}), Contains("is not filled"));
-    CHECK_THROWS_WITH(codegen::fill("stream.kernel", {{"preamble", ""},
-                                                      {"group_size", "64"},
-                                                      {"items", "1"},
-                                                      {"guard", "1"},
-                                                      {"name", "k"},
-                                                      {"params", ""},
-                                                      {"index", "i"},
-                                                      {"body", ""},
-                                                      {"extra", ""}}),
-                      Contains("has no hook 'extra'"));
+    CHECK_THROWS_WITH(fill({{"extra", ""}}), Contains("has no hook 'extra'"));
 }
 
 TEST_CASE("generated kernel text matches the golden files") {

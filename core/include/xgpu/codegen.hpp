@@ -103,6 +103,8 @@ public:
     int depth() const { return depth_; }
 
 private:
+    Source& signature(std::string_view head, std::string_view name);
+
     std::string text_;
     int depth_ = 0;
     int params_ = -1; // parameters written in the open signature; -1 when none is open

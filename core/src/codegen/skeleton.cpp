@@ -14,7 +14,7 @@ std::string_view kernel_file(std::string_view file) {
     return detail::embedded_kernel(file);
 }
 
-std::string fill(std::string_view file, std::initializer_list<Hook> hooks) {
+std::string fill(std::string_view file, std::span<const Hook> hooks) {
     const std::string_view text = kernel_file(file);
     std::vector<bool> used(hooks.size(), false);
     std::string out;
@@ -36,7 +36,7 @@ std::string fill(std::string_view file, std::initializer_list<Hook> hooks) {
     }
     out.append(text.substr(at));
     for (std::size_t k = 0; k < hooks.size(); ++k)
-        if (!used[k]) throw Error(fmt::format("xgpu: kernels/{}: has no hook '{}'", file, std::data(hooks)[k].name));
+        if (!used[k]) throw Error(fmt::format("xgpu: kernels/{}: has no hook '{}'", file, hooks[k].name));
     return out;
 }
 

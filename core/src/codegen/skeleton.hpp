@@ -5,6 +5,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,9 @@ std::string_view kernel_file(std::string_view file);
 // kernels/<file> with every `${name}` replaced by its hook's text. Throws xgpu::Error naming the
 // file and the hook when the skeleton has a hook that `hooks` does not fill, or `hooks` fills
 // one that the skeleton does not have: a skeleton and its family cannot drift apart silently.
-std::string fill(std::string_view file, std::initializer_list<Hook> hooks);
+std::string fill(std::string_view file, std::span<const Hook> hooks);
+inline std::string fill(std::string_view file, std::initializer_list<Hook> hooks) {
+    return fill(file, std::span<const Hook>(hooks.begin(), hooks.size()));
+}
 
 } // namespace xgpu::codegen

@@ -11,18 +11,16 @@ void indent(std::string& out, int depth) {
 } // namespace
 
 Source& Source::kernel(std::string_view name) {
-    indent(text_, depth_);
-    text_ += "XGPU_KERNEL void ";
-    text_ += name;
-    text_ += '(';
-    params_ = 0;
-    return *this;
+    return signature("XGPU_KERNEL void", name);
 }
 
 Source& Source::function(std::string_view type, std::string_view name) {
+    return signature("XGPU_DEVICE_FN " + std::string(type), name);
+}
+
+Source& Source::signature(std::string_view head, std::string_view name) {
     indent(text_, depth_);
-    text_ += "XGPU_DEVICE_FN ";
-    text_ += type;
+    text_ += head;
     text_ += ' ';
     text_ += name;
     text_ += '(';
