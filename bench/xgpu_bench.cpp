@@ -1,5 +1,7 @@
 // xgpu-bench: the runtime's costs on the selected backend and device (XGPU_BACKEND, XGPU_DEVICE):
-// host-side launch overhead, cold compile, warm (disk cache) load, and copy bandwidth.
+// host-side launch overhead beside the raw API's (CUDA Driver API or OpenCL, same kernel, same
+// run) and the host-side cost of a cached array statement, cold compile, warm (disk cache) load,
+// and copy bandwidth.
 // Each figure is the median of several runs after a warm-up; bandwidth counts each byte read
 // once and each byte written once, timed with device events.
 //
@@ -14,7 +16,10 @@
 #include <string>
 #include <vector>
 
+#include <xgpu/array.hpp>
 #include <xgpu/xgpu.hpp>
+
+#include "raw_launch.hpp"
 
 namespace {
 
@@ -35,7 +40,9 @@ std::string unique_tag() {
     return std::to_string(rng());
 }
 
-const char* empty_src = "XGPU_KERNEL void empty(XGPU_GLOBAL float* a) { (void)a; }\n";
+// The launch rows' kernel: three parameters, as raw_launch.cpp declares them.
+const char* empty_src =
+    "XGPU_KERNEL void empty(XGPU_GLOBAL float* a, const float s, const uint64_t n) { (void)a; (void)s; (void)n; }\n";
 
 const char* copy_src = R"(
 XGPU_KERNEL void copy_f64(XGPU_GLOBAL const double* XGPU_RESTRICT src, XGPU_GLOBAL double* XGPU_RESTRICT dst,
@@ -71,21 +78,78 @@ int main(int argc, char** argv) try {
                 dev.platform.c_str(), dev.driver_version.c_str(), dev.compiler_version.c_str());
     std::printf("| measure | value |\n|---|---|\n");
 
-    // Launch overhead: host time per launch of an empty kernel, many in a row, then one finish.
+    // Launch overhead: host time per launch of an empty kernel with three arguments (a buffer and
+    // two scalars), 2000 in a row, then one finish; beside it the same loop on the raw API (same
+    // kernel, arguments and grid: raw_launch.cpp) and the host-side cost of a statement whose
+    // kernel is cached. The loops take turns batch by batch, so that the ratios (medians of the
+    // ratios of neighbouring batches) hold while the machine drifts.
     {
         auto k = ctx.compile(empty_src).kernel("empty");
         auto buf = ctx.alloc(256);
+        const float s = 2.0f;
+        const std::uint64_t count = 32;
+        std::string why, why_profiling;
+        const auto raw = xgpu_bench::make_raw_launcher(ctx.backend(), dev.index, dev.name, false, why);
+        // xgpu's OpenCL queues have profiling on: the raw loop on such a queue shows what that costs.
+        const auto raw_profiling =
+            ctx.backend() == "opencl" && raw
+                ? xgpu_bench::make_raw_launcher(ctx.backend(), dev.index, dev.name, true, why_profiling)
+                : nullptr;
+        const std::size_t n = 1000;
+        auto x = xgpu::arange<double>(ctx, 0.0, 1.0, 1.0 / double(n));
+        auto y = xgpu::empty<double>(ctx, {n});
+        y = 2.0 * x + sin(x); // compiles (or loads) the kernel
+        q.finish();
+
         const int batch = 2000;
-        std::vector<double> per_launch_us;
+        std::vector<double> xgpu_us, raw_us, profiling_us, expr_us, raw_ratio, expr_ratio;
         for (int r = 0; r < reps + 2; ++r) {
+            const bool timed = r >= 2; // the first two are warm-up
             q.finish();
-            const auto t0 = Clock::now();
+            auto t0 = Clock::now();
             for (int i = 0; i < batch; ++i)
-                k.launch(q, xgpu::Grid{32, 32}, buf);
+                k.launch(q, xgpu::Grid{32, 32}, buf, s, count);
             q.finish();
-            if (r >= 2) per_launch_us.push_back(ms_since(t0) * 1e3 / batch); // first two are warm-up
+            const double launch = ms_since(t0) * 1e3 / batch;
+            if (raw) {
+                const double us = raw->batch_us(batch);
+                if (timed) {
+                    raw_us.push_back(us);
+                    raw_ratio.push_back(launch / us);
+                }
+            }
+            if (raw_profiling) {
+                const double us = raw_profiling->batch_us(batch);
+                if (timed) profiling_us.push_back(us);
+            }
+            t0 = Clock::now();
+            for (int i = 0; i < batch; ++i)
+                y = 2.0 * x + sin(x);
+            q.finish();
+            const double expr = ms_since(t0) * 1e3 / batch;
+            if (timed) {
+                xgpu_us.push_back(launch);
+                expr_us.push_back(expr);
+                expr_ratio.push_back(expr / launch);
+            }
         }
-        row("launch, host side (empty kernel, 2000 in a row, then finish)", median(per_launch_us), "us");
+        row("launch, host side, xgpu (empty kernel, a buffer and two scalars, 2000 in a row, then finish)",
+            median(xgpu_us), "us");
+        if (raw) {
+            const std::string label = "launch, host side, " + raw->label() + ", same kernel, arguments and grid";
+            row(label.c_str(), median(raw_us), "us");
+            row("launch, host side, xgpu / raw (median of neighbouring batches; target <= 1.15)", median(raw_ratio),
+                "x");
+        } else {
+            std::printf("| launch, host side, raw API | not measured: %s |\n", why.c_str());
+        }
+        if (raw_profiling) {
+            const std::string label = "launch, host side, " + raw_profiling->label();
+            row(label.c_str(), median(profiling_us), "us");
+        }
+        row("statement `y = 2.0*x + sin(x)`, host side (f64, n = 1000, kernel cached, 2000 in a row, then finish)",
+            median(expr_us), "us");
+        row("statement / xgpu launch (median of neighbouring batches; target <= 2)", median(expr_ratio), "x");
     }
 
     // Cold compile of a tiny kernel (cache off, new source each time) and warm load from the
