@@ -1,4 +1,5 @@
 // The OpenCL backend: programs and kernel lookup.
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -57,9 +58,28 @@ Kernel::Kernel(std::string name, cl::Kernel k) : KernelImpl(std::move(name)), ke
     params = std::move(info);
 }
 
-void Kernel::check_args(std::span<const detail::KernelArg> given) const {
+namespace {
+// Whether an argument fits its parameter (what check_args reports on, without the message).
+bool fits(const Kernel::Param& p, const detail::KernelArg& a) {
     using K = detail::KernelArg::Kind;
-    for (std::size_t i = 0; i < given.size() && i < params.size(); ++i) {
+    switch (p.kind) {
+    case Kernel::Param::Kind::buffer: return a.kind == K::buffer;
+    case Kernel::Param::Kind::local: return a.kind == K::local;
+    case Kernel::Param::Kind::scalar: return a.kind == K::scalar && (!p.size || p.size == a.size);
+    default: return true;
+    }
+}
+} // namespace
+
+void Kernel::check_args(std::span<const detail::KernelArg> given) const {
+    // Every launch: a plain comparison per argument; the message is built only for a misfit.
+    const std::size_t n = std::min(given.size(), params.size());
+    std::size_t first_bad = 0;
+    while (first_bad < n && fits(params[first_bad], given[first_bad]))
+        ++first_bad;
+    if (first_bad == n) return;
+    using K = detail::KernelArg::Kind;
+    for (std::size_t i = first_bad; i < n; ++i) {
         const Param& p = params[i];
         const K k = given[i].kind;
         const char* what = k == K::buffer ? "a buffer" : k == K::local ? "local memory" : "a scalar";

@@ -1,5 +1,6 @@
 // The OpenCL backend: transfers, fills, markers and kernel launches on a command queue.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -19,6 +20,24 @@ std::shared_ptr<detail::EventImpl> wrap(cl_event e) {
 
 std::shared_lock<std::shared_mutex> gate(const std::shared_ptr<detail::ContextImpl>& ctx) {
     return static_cast<Context&>(*ctx).enqueue_gate();
+}
+
+// Whether the `n` bytes at `a` and `b` are equal: the common sizes (a cl_mem, a 32- or 64-bit
+// scalar) compared inline, without a call to memcmp.
+bool same(const unsigned char* a, const void* b, std::size_t n) {
+    if (n == 8) {
+        std::uint64_t x, y;
+        std::memcpy(&x, a, 8);
+        std::memcpy(&y, b, 8);
+        return x == y;
+    }
+    if (n == 4) {
+        std::uint32_t x, y;
+        std::memcpy(&x, a, 4);
+        std::memcpy(&y, b, 4);
+        return x == y;
+    }
+    return std::memcmp(a, b, n) == 0;
 }
 
 } // namespace
@@ -123,7 +142,7 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
         auto& prev = k.last[i];
         const bool cacheable = size <= sizeof prev.bytes;
         if (prev.valid && cacheable && prev.kind == a.kind && prev.size == size &&
-            (!value || std::memcmp(prev.bytes, value, size) == 0))
+            (!value || same(prev.bytes, value, size)))
             continue;
         prev.valid = false;
         const cl_int err = clSetKernelArg(k.kernel(), cl_uint(i), size, value);
