@@ -3,8 +3,6 @@
 // operations' code comes from the table (operations.cpp).
 #include "expression.hpp"
 
-#include <iterator>
-
 #include <fmt/format.h>
 
 #include "operations.hpp"
@@ -63,7 +61,7 @@ public:
             return;
         }
         operands_.push_back(classify(*dst, shape_));
-        key("ew|{}{}|", int(dst->dtype), char(operands_[0].layout));
+        key("ew|", int(dst->dtype), char(operands_[0].layout), '|');
         array_parameters(0, dst->dtype, false);
         if (code_) out_.at = index(0);
     }
@@ -81,7 +79,7 @@ public:
     // where some operand is strided.
     void done(const std::string& value, DType type) {
         if (strided_) {
-            key("|nd{}", shape_.size());
+            key("|nd", shape_.size());
             for (std::size_t d = 0; d < shape_.size(); ++d)
                 parameter(make_arg(std::uint64_t(shape_[d])), [&] { return fmt::format("const uint64_t n{}", d); });
         }
@@ -106,9 +104,15 @@ public:
     }
 
 private:
-    template <class... A> void key(fmt::format_string<A...> f, A&&... a) {
-        fmt::format_to(std::back_inserter(out_.key), f, std::forward<A>(a)...);
+    // The key is built on every launch (the warm path): plain appends, no formatting.
+    void put(std::string_view s) { out_.key += s; }
+    void put(char c) { out_.key += c; }
+    void put(std::size_t v) {
+        const fmt::format_int f(v);
+        out_.key.append(f.data(), f.size());
     }
+    void put(int v) { put(std::size_t(v)); }
+    template <class... A> void key(const A&... a) { (put(a), ...); }
 
     // One parameter: its argument, and (only when code is made) its declaration.
     template <class Declare> void parameter(KernelArg arg, Declare&& declare) {
@@ -151,12 +155,12 @@ private:
             array_parameters(id, n.type, true);
             if (code_) operands_[id].loaded = temp(n.type, fmt::format("p{0}[o{0} + {1}]", id, index(id)));
         }
-        key("A{}{}#{}", int(n.type), char(operands_[id].layout), id);
+        key('A', int(n.type), char(operands_[id].layout), '#', id);
         return operands_[id].loaded;
     }
 
     std::string scalar(const Node& n) {
-        key("S{}", int(n.type));
+        key('S', int(n.type));
         const int k = scalars_++;
         parameter(KernelArg::scalar(n.value.data(), info(n.type).size),
                   [&] { return fmt::format("const {} v{}", device_type(n.type), k); });
@@ -164,7 +168,7 @@ private:
     }
 
     std::string operation(const Node& n) {
-        key("({}:{}", n.fn, int(n.type));
+        key('(', std::string_view(n.fn), ':', int(n.type));
         Call call{n.fn, n.type, {n.type, n.type, n.type}, {}, *this};
         int k = 0;
         for (const auto* child : {n.a.get(), n.b.get(), n.c.get()})

@@ -21,8 +21,14 @@ const char* name(KernelFamily f) {
 }
 
 std::string LaunchShape::key() const {
-    return fmt::format("g{}i{}{}{}{}", group_size, items, staged ? "s" : "", blocked ? "b" : "",
-                       whole_groups ? "w" : "");
+    std::string k = "g";
+    k += fmt::format_int(group_size).c_str();
+    k += 'i';
+    k += fmt::format_int(items).c_str();
+    if (staged) k += 's';
+    if (blocked) k += 'b';
+    if (whole_groups) k += 'w';
+    return k;
 }
 
 namespace {
