@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "../codegen/skeleton.hpp"
 #include "../generated.hpp"
 #include "generator.hpp"
 #include "xgpu/detail/backend.hpp"
@@ -199,81 +200,27 @@ Geometry geometry(const Context& ctx, std::uint64_t n) {
     return g;
 }
 
-// The statements that combine the work-group's accumulators `acc` into scratch[0].
-std::string group_reduce(const ReduceSpec& s) {
-    const std::string tree = "    scratch[lid] = acc;\n    XGPU_BARRIER();\n"
-                             "    for (uint s = XGPU_WG / 2; s > {0}; s >>= 1) {{\n"
-                             "        if (lid < s) scratch[lid] = xgpu_reduce(scratch[lid], scratch[lid + s]);\n"
-                             "        XGPU_BARRIER();\n    }}\n";
-    if (!s.shuffle) return fmt::format(fmt::runtime(tree), 0);
-    return "#if defined(XGPU_HAS_WARP_SHUFFLE)\n" + fmt::format(fmt::runtime(tree), 16) +
-           "    if (lid < 32) {\n        " + s.acc_type +
-           " w = scratch[lid];\n"
-           "        for (int o = 16; o > 0; o >>= 1) w = xgpu_reduce(w, XGPU_SHUFFLE_DOWN(w, o));\n"
-           "        if (lid == 0) scratch[0] = w;\n    }\n#else\n" +
-           fmt::format(fmt::runtime(tree), 0) + "#endif\n";
-}
-
-// One program with three kernels: stage 1 (or the only stage), stage 2, and along an axis.
-// `params` are the map's parameters (comma-terminated), `prologue` runs once per work-item,
-// `element` computes `v` from `i`.
+// One program with three kernels (kernels/reduction.kernel): stage 1 (or the only stage), stage 2,
+// and along an axis. `params` are the map's parameters (comma-terminated), `prologue` runs once per
+// work-item, `element` computes `v` from `i`.
 std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::string& params,
                              const std::string& prologue, const std::string& element, const std::string& preamble) {
-    auto step = [&](const char* acc, const std::string& index) {
-        return fmt::format("        {{ const uint64_t i = {}; (void)i;\n{}        {} = xgpu_reduce({}, {}); }}\n",
-                           index, element, acc, acc, s.map);
-    };
-    std::string loop;
-    if (g.cpu) {
-        // Eight accumulators: a single one makes the loop wait on each addition's latency.
-        loop = "    const uint64_t first = ((uint64_t)XGPU_GROUP_ID(0) * XGPU_WG + lid) * chunk;\n"
-               "    const uint64_t last = first + chunk < n ? first + chunk : n;\n"
-               "    ACC a1 = xgpu_neutral(), a2 = xgpu_neutral(), a3 = xgpu_neutral(), a4 = xgpu_neutral(),\n"
-               "        a5 = xgpu_neutral(), a6 = xgpu_neutral(), a7 = xgpu_neutral();\n"
-               "    uint64_t j = first;\n"
-               "    for (; j + 7 < last; j += 8) {\n" +
-               step("acc", "j") + step("a1", "j + 1") + step("a2", "j + 2") + step("a3", "j + 3") +
-               step("a4", "j + 4") + step("a5", "j + 5") + step("a6", "j + 6") + step("a7", "j + 7") +
-               "    }\n    for (; j < last; ++j)\n" + step("acc", "j") +
-               "    acc = xgpu_reduce(xgpu_reduce(xgpu_reduce(acc, a1), xgpu_reduce(a2, a3)),\n"
-               "                      xgpu_reduce(xgpu_reduce(a4, a5), xgpu_reduce(a6, a7)));\n";
-    } else {
-        loop = "    const uint64_t stride = (uint64_t)XGPU_NUM_GROUPS(0) * XGPU_WG;\n"
-               "    uint64_t j = (uint64_t)XGPU_GROUP_ID(0) * XGPU_WG + lid;\n"
-               "    ACC a1 = xgpu_neutral(), a2 = xgpu_neutral(), a3 = xgpu_neutral();\n"
-               "    for (; j + 3 * stride < n; j += 4 * stride) {\n" +
-               step("acc", "j") + step("a1", "j + stride") + step("a2", "j + 2 * stride") +
-               step("a3", "j + 3 * stride") + "    }\n    for (; j < n; j += stride)\n" + step("acc", "j") +
-               "    acc = xgpu_reduce(xgpu_reduce(acc, a1), xgpu_reduce(a2, a3));\n";
-    }
-    const std::string combine = group_reduce(s);
-    return fmt::format(
-        "{array_h}\n{preamble}\n{decl}\n#define XGPU_WG {wg}\ntypedef {acc} ACC;\n"
-        "XGPU_DEVICE_FN ACC xgpu_neutral(void) {{ return {neutral}; }}\n"
-        "XGPU_DEVICE_FN ACC xgpu_reduce(ACC a, ACC b) {{ return {reduce}; }}\n"
-        "XGPU_KERNEL void xgpu_reduce_stage1({params}XGPU_GLOBAL ACC* partial, XGPU_GLOBAL {out}* out,\n"
-        "    const int64_t out_offset, const uint64_t n, const uint64_t chunk, const uint32_t final) {{\n"
-        "    XGPU_LOCAL ACC scratch[XGPU_WG];\n    const uint lid = (uint)XGPU_LOCAL_ID(0);\n    (void)chunk;\n"
-        "{prologue}    ACC acc = xgpu_neutral();\n{loop}{combine}"
-        "    if (lid == 0) {{\n        const ACC a = scratch[0];\n"
-        "        if (final) out[out_offset] = ({out})({finish}); else partial[XGPU_GROUP_ID(0)] = a;\n    }}\n}}\n"
-        "XGPU_KERNEL void xgpu_reduce_stage2(XGPU_GLOBAL const ACC* partial, const uint64_t groups,\n"
-        "    XGPU_GLOBAL {out}* out, const int64_t out_offset) {{\n"
-        "    XGPU_LOCAL ACC scratch[XGPU_WG];\n    const uint lid = (uint)XGPU_LOCAL_ID(0);\n"
-        "    ACC acc = xgpu_neutral();\n"
-        "    for (uint64_t j = lid; j < groups; j += XGPU_WG) acc = xgpu_reduce(acc, partial[j]);\n{combine}"
-        "    if (lid == 0) {{ const ACC a = scratch[0]; out[out_offset] = ({out})({finish}); }}\n}}\n"
-        "XGPU_KERNEL void xgpu_reduce_axis({params}XGPU_GLOBAL {out}* out, const int64_t out_offset, const uint64_t m) "
-        "{{\n"
-        "    XGPU_LOCAL ACC scratch[XGPU_WG];\n    const uint lid = (uint)XGPU_LOCAL_ID(0);\n"
-        "    const uint64_t row = XGPU_GROUP_ID(0);\n{prologue}    ACC acc = xgpu_neutral();\n"
-        "    for (uint64_t j = lid; j < m; j += XGPU_WG)\n{row_step}{combine}"
-        "    if (lid == 0) {{ const ACC a = scratch[0]; out[out_offset + row] = ({out})({finish}); }}\n}}\n",
-        fmt::arg("array_h", embedded_kernel("array.h")), fmt::arg("preamble", preamble),
-        fmt::arg("decl", s.declarations), fmt::arg("wg", g.wg), fmt::arg("acc", s.acc_type),
-        fmt::arg("neutral", s.neutral), fmt::arg("reduce", s.reduce), fmt::arg("params", params),
-        fmt::arg("out", dev(s.out)), fmt::arg("prologue", prologue), fmt::arg("loop", loop),
-        fmt::arg("combine", combine), fmt::arg("finish", s.finish), fmt::arg("row_step", step("acc", "row * m + j")));
+    const std::string wg = std::to_string(g.wg);
+    return codegen::fill("reduction.kernel", {{"array_h", codegen::kernel_file("array.h")},
+                                              {"preamble", preamble},
+                                              {"declarations", s.declarations},
+                                              {"wg", wg},
+                                              {"chunked", g.cpu ? "1" : "0"},
+                                              {"shuffle", s.shuffle ? "1" : "0"},
+                                              {"acc", s.acc_type},
+                                              {"neutral", s.neutral},
+                                              {"reduce", s.reduce},
+                                              {"params", params},
+                                              {"prologue", prologue},
+                                              {"element", element},
+                                              {"map", s.map},
+                                              {"out", dev(s.out)},
+                                              {"finish", s.finish}});
 }
 
 struct Kernels {

@@ -10,7 +10,8 @@
 //
 // Kernel shape (../../shared/PERF.md: CPUs and GPUs want different shapes; no grid-stride loops):
 // GPUs stage the tile through local memory, consecutive work-items on consecutive elements
-// (coalesced); CPUs read each run straight from memory as long streams (tile_shape, tile_code).
+// (coalesced); CPUs read each run straight from memory as long streams (tile_shape, direct_code).
+// The kernel's fixed text is kernels/scan.kernel.
 #include "xgpu/scan.hpp"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "../codegen/skeleton.hpp"
 #include "../env.hpp"
 #include "../generated.hpp"
 #include "generator.hpp"
@@ -96,52 +98,18 @@ std::string indent(const std::string& code, const std::string& by) {
     return out;
 }
 
-// The tile's loads and stores. Staged (GPUs): the tile goes through local memory, consecutive
-// work-items on consecutive elements, and each work-item scans its run there. Direct (CPUs, where
-// PoCL runs a work-group's work-items as a loop around each stretch between barriers): each
-// work-item reads its run straight from global memory, once to total it and once to finish it.
-struct TileCode {
-    std::string locals, reduce, finish;
+// The code of a direct tile (CPUs, where PoCL runs a work-group's work-items as a loop around each
+// stretch between barriers): each work-item reads its run straight from global memory, once to
+// total it and once to finish it. kernels/scan.kernel holds the loops around these pieces (and
+// the whole of a staged tile).
+struct DirectCode {
+    std::string declarations, reduce, total, prefixes, finish;
 };
 
-TileCode tile_code(bool staged, unsigned k, bool segmented, const ScanCode& c) {
+DirectCode direct_code(unsigned k, bool segmented, const ScanCode& c) {
     const std::string body = indent(c.input_body, "        "); // map code comes indented by 4
     const std::string start = fmt::format("(uint8_t)(({}) != 0)", c.start);
-    TileCode t;
-    if (staged) {
-        t.locals = "    XGPU_LOCAL XGPU_SCAN_T xgpu_loc[XGPU_SCAN_STAGE_SIZE];\n"
-                   "    XGPU_LOCAL uint8_t xgpu_lf[XGPU_SCAN_SEGMENTED ? XGPU_SCAN_STAGE_SIZE : 1];\n";
-        t.reduce = fmt::format(
-            "    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
-            "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
-            "        if (xgpu_k < xgpu_cnt) {{\n"
-            "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
-            "{}"
-            "            xgpu_loc[XGPU_SCAN_AT(xgpu_k)] = {};\n"
-            "{}"
-            "        }}\n"
-            "    }}\n"
-            "    XGPU_LOCAL_BARRIER();\n"
-            "    xgpu_scan_runs(xgpu_loc, xgpu_lf, xgpu_part, xgpu_pf, xgpu_l, xgpu_cnt);\n",
-            body, c.input, segmented ? fmt::format("            xgpu_lf[XGPU_SCAN_AT(xgpu_k)] = {};\n", start) : "");
-        t.finish =
-            fmt::format("    if (xgpu_have) xgpu_scan_complete(xgpu_loc, xgpu_lf, xgpu_l, xgpu_fcnt, xgpu_acc);\n"
-                        "    XGPU_LOCAL_BARRIER();\n"
-                        "    for (uint32_t xgpu_j = 0; xgpu_j < XGPU_SCAN_K; ++xgpu_j) {{\n"
-                        "        const uint32_t xgpu_k = xgpu_j * XGPU_SCAN_WG + xgpu_l;\n"
-                        "        if (xgpu_k < xgpu_fcnt) {{\n"
-                        "            const uint64_t i = xgpu_t0 + xgpu_k;\n"
-                        "            const XGPU_SCAN_T item = xgpu_loc[XGPU_SCAN_AT(xgpu_k)];\n"
-                        "            const XGPU_SCAN_T prev_item = xgpu_scan_prev(xgpu_loc, xgpu_lf, xgpu_k, xgpu_hc, "
-                        "xgpu_carry);\n"
-                        "            (void)item;\n"
-                        "            (void)prev_item;\n"
-                        "            {}\n"
-                        "        }}\n"
-                        "    }}\n",
-                        c.output);
-        return t;
-    }
+    DirectCode t;
     // Work-item l's run, K elements from xgpu_r, is `subruns` sub-runs of S = K / subruns elements,
     // walked side by side: independent chains of the operator, so that a CPU overlaps their
     // latencies (a float add takes 4 cycles). The code is written out per sub-run b (xgpu_q<b>: its
@@ -171,24 +139,23 @@ TileCode tile_code(bool staged, unsigned k, bool segmented, const ScanCode& c) {
                            fmt::arg("then", then));
     };
     const char* unless_start = segmented ? " && !xgpu_s" : "";
-    std::string decls, reduce_step, total, prefixes, finish_step;
     for (unsigned b = 0; b < subruns(k); ++b) {
-        decls += fmt::format("    XGPU_SCAN_T xgpu_q{0} = xgpu_scan_neutral();\n{1}", b,
-                             segmented ? fmt::format("    uint8_t xgpu_f{} = 0;\n", b) : "");
-        reduce_step += element(
+        t.declarations += fmt::format("    XGPU_SCAN_T xgpu_q{0} = xgpu_scan_neutral();\n{1}", b,
+                                      segmented ? fmt::format("    uint8_t xgpu_f{} = 0;\n", b) : "");
+        t.reduce += element(
             b, "xgpu_cnt",
             fmt::format("                xgpu_q{0} = (xgpu_j > 0{1}) ? xgpu_scan_op(xgpu_q{0}, xgpu_v) : "
                         "xgpu_v;\n{2}",
                         b, unless_start, segmented ? fmt::format("                xgpu_f{} |= xgpu_s;\n", b) : ""));
         // The run's total: its sub-runs that hold elements, in order.
         if (b > 0)
-            total += fmt::format("        if (xgpu_r + {0}u * XGPU_SCAN_S < xgpu_cnt) {{\n"
-                                 "            xgpu_run = {1}xgpu_scan_op(xgpu_run, xgpu_q{0});\n{2}"
-                                 "        }}\n",
-                                 b, segmented ? fmt::format("xgpu_f{} ? xgpu_q{} : ", b, b) : "",
-                                 segmented ? fmt::format("            xgpu_runf |= xgpu_f{};\n", b) : "");
+            t.total += fmt::format("        if (xgpu_r + {0}u * XGPU_SCAN_S < xgpu_cnt) {{\n"
+                                   "            xgpu_run = {1}xgpu_scan_op(xgpu_run, xgpu_q{0});\n{2}"
+                                   "        }}\n",
+                                   b, segmented ? fmt::format("xgpu_f{} ? xgpu_q{} : ", b, b) : "",
+                                   segmented ? fmt::format("            xgpu_runf |= xgpu_f{};\n", b) : "");
         // What comes before sub-run b, which becomes its running value (xgpu_h<b>: there is any).
-        prefixes +=
+        t.prefixes +=
             fmt::format("    const XGPU_SCAN_T xgpu_total{0} = xgpu_q{0};\n"
                         "    xgpu_q{0} = xgpu_acc;\n"
                         "    const int xgpu_h{0} = xgpu_have;\n"
@@ -197,87 +164,44 @@ TileCode tile_code(bool staged, unsigned k, bool segmented, const ScanCode& c) {
                         "        xgpu_have = 1;\n"
                         "    }}\n",
                         b, segmented ? fmt::format(" && !xgpu_f{}", b) : "");
-        finish_step +=
-            element(b, "xgpu_fcnt",
-                    fmt::format("                const int xgpu_join = (xgpu_j > 0 || xgpu_h{0}){1};\n"
-                                "                const XGPU_SCAN_T prev_item = xgpu_join ? xgpu_q{0} : "
-                                "xgpu_scan_neutral();\n"
-                                "                const XGPU_SCAN_T item = xgpu_join ? xgpu_scan_op(xgpu_q{0}, "
-                                "xgpu_v) : xgpu_v;\n"
-                                "                xgpu_q{0} = item;\n"
-                                "                (void)prev_item;\n"
-                                "                {2}\n",
-                                b, unless_start, c.output));
+        t.finish += element(b, "xgpu_fcnt",
+                            fmt::format("                const int xgpu_join = (xgpu_j > 0 || xgpu_h{0}){1};\n"
+                                        "                const XGPU_SCAN_T prev_item = xgpu_join ? xgpu_q{0} : "
+                                        "xgpu_scan_neutral();\n"
+                                        "                const XGPU_SCAN_T item = xgpu_join ? xgpu_scan_op(xgpu_q{0}, "
+                                        "xgpu_v) : xgpu_v;\n"
+                                        "                xgpu_q{0} = item;\n"
+                                        "                (void)prev_item;\n"
+                                        "                {2}\n",
+                                        b, unless_start, c.output));
     }
-    t.reduce =
-        fmt::format("    const uint32_t xgpu_r = xgpu_l * XGPU_SCAN_K;\n"
-                    "{decls}"
-                    "    for (uint32_t xgpu_j = 0; xgpu_j < (xgpu_r < xgpu_cnt ? XGPU_SCAN_S : 0); ++xgpu_j) {{\n"
-                    "{step}"
-                    "    }}\n"
-                    "    {{\n"
-                    "        XGPU_SCAN_T xgpu_run = xgpu_q0;\n"
-                    "        uint8_t xgpu_runf = {f0};\n"
-                    "{total}"
-                    "        xgpu_part[xgpu_l] = xgpu_run;\n"
-                    "        xgpu_pf[xgpu_l] = xgpu_runf;\n"
-                    "    }}\n",
-                    fmt::arg("decls", decls), fmt::arg("step", reduce_step),
-                    fmt::arg("f0", segmented ? "xgpu_f0" : "0"), fmt::arg("total", total));
-    t.finish =
-        fmt::format("{prefixes}"
-                    "    for (uint32_t xgpu_j = 0; xgpu_j < (xgpu_r < xgpu_fcnt ? XGPU_SCAN_S : 0); ++xgpu_j) {{\n"
-                    "{step}"
-                    "    }}\n",
-                    fmt::arg("prefixes", prefixes), fmt::arg("step", finish_step));
     return t;
 }
 
 std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const ScanCode& c) {
-    const TileCode t = tile_code(ts.staged, ts.k, segmented, c);
-    return fmt::format(
-        "#define XGPU_SCAN_T {T}\n"
-        "#define XGPU_SCAN_WG {wg}u\n"
-        "#define XGPU_SCAN_K {k}u\n"
-        "#define XGPU_SCAN_S {s}u /* elements per sub-run (direct tiles) */\n"
-        "#define XGPU_SCAN_SEGMENTED {seg}\n"
-        "{array_h}\n"
-        "{preamble}\n"
-        "XGPU_DEVICE_FN XGPU_SCAN_T xgpu_scan_op(XGPU_SCAN_T a, XGPU_SCAN_T b) {{ return ({op}); }}\n"
-        "XGPU_DEVICE_FN XGPU_SCAN_T xgpu_scan_neutral(void) {{ const XGPU_SCAN_T v = {neutral}; return v; }}\n"
-        "{scan_h}\n"
-        "XGPU_KERNEL void xgpu_scan({params}, const uint64_t xgpu_n, XGPU_GLOBAL XGPU_SCAN_T* xgpu_totals,\n"
-        "                           XGPU_GLOBAL uint8_t* xgpu_tflags, const uint32_t xgpu_final) {{\n"
-        "{locals}"
-        "    XGPU_LOCAL XGPU_SCAN_T xgpu_part[XGPU_SCAN_WG];\n"
-        "    XGPU_LOCAL uint8_t xgpu_pf[XGPU_SCAN_WG];\n"
-        "    const uint64_t xgpu_g = (uint64_t)XGPU_GROUP_ID(1) * XGPU_NUM_GROUPS(0) + XGPU_GROUP_ID(0);\n"
-        "    const uint64_t xgpu_t0 = xgpu_g * XGPU_SCAN_TILE;\n"
-        "    const uint32_t xgpu_l = (uint32_t)XGPU_LOCAL_ID(0);\n"
-        "    /* elements in this tile: none in the padding of a 2-D launch */\n"
-        "    const uint32_t xgpu_cnt = xgpu_t0 >= xgpu_n ? 0 : xgpu_n - xgpu_t0 < XGPU_SCAN_TILE ? (uint32_t)(xgpu_n - "
-        "xgpu_t0) : XGPU_SCAN_TILE;\n"
-        "{reduce}"
-        "    xgpu_scan_group(xgpu_part, xgpu_pf, xgpu_l);\n"
-        "    if (!xgpu_final && xgpu_cnt > 0 && xgpu_l == (xgpu_cnt - 1) / XGPU_SCAN_K) {{ /* the tile's total */\n"
-        "        xgpu_totals[xgpu_g] = xgpu_part[xgpu_l];\n"
-        "{tflag}"
-        "    }}\n"
-        "    /* The final pass (the first pass finishes nothing): every work-item runs on to the end, as\n"
-        "       PoCL 3.1 was seen to miscompile a kernel that returns before a barrier. */\n"
-        "    const uint32_t xgpu_fcnt = xgpu_final ? xgpu_cnt : 0;\n"
-        "    const int xgpu_hc = xgpu_g > 0 && xgpu_fcnt > 0;\n"
-        "    const XGPU_SCAN_T xgpu_carry = xgpu_hc ? xgpu_totals[xgpu_g - 1] : xgpu_scan_neutral();\n"
-        "    XGPU_SCAN_T xgpu_acc;\n"
-        "    int xgpu_have = xgpu_scan_prefix(xgpu_part, xgpu_pf, xgpu_l, xgpu_hc, xgpu_carry, &xgpu_acc);\n"
-        "{finish}"
-        "}}\n",
-        fmt::arg("T", info(op.type).device_name), fmt::arg("wg", ts.wg), fmt::arg("k", ts.k),
-        fmt::arg("s", ts.k / subruns(ts.k)), fmt::arg("seg", segmented ? 1 : 0),
-        fmt::arg("array_h", embedded_kernel("array.h")), fmt::arg("preamble", op.preamble), fmt::arg("op", op.op),
-        fmt::arg("neutral", op.neutral), fmt::arg("scan_h", embedded_kernel("scan.h")), fmt::arg("params", c.params),
-        fmt::arg("locals", t.locals), fmt::arg("reduce", t.reduce), fmt::arg("finish", t.finish),
-        fmt::arg("tflag", segmented ? "        xgpu_tflags[xgpu_g] = xgpu_pf[xgpu_l];\n" : ""));
+    const DirectCode t = ts.staged ? DirectCode{} : direct_code(ts.k, segmented, c);
+    const std::string wg = std::to_string(ts.wg), k = std::to_string(ts.k), s = std::to_string(ts.k / subruns(ts.k));
+    return codegen::fill("scan.kernel", {{"type", info(op.type).device_name},
+                                         {"wg", wg},
+                                         {"k", k},
+                                         {"s", s},
+                                         {"segmented", segmented ? "1" : "0"},
+                                         {"staged", ts.staged ? "1" : "0"},
+                                         {"array_h", codegen::kernel_file("array.h")},
+                                         {"preamble", op.preamble},
+                                         {"op", op.op},
+                                         {"neutral", op.neutral},
+                                         {"scan_h", codegen::kernel_file("scan.h")},
+                                         {"params", c.params},
+                                         {"input_body", indent(c.input_body, "        ")},
+                                         {"input", c.input},
+                                         {"start", segmented ? c.start : "0"},
+                                         {"output", c.output},
+                                         {"direct_declarations", t.declarations},
+                                         {"direct_reduce", t.reduce},
+                                         {"direct_total", t.total},
+                                         {"direct_prefixes", t.prefixes},
+                                         {"direct_finish", t.finish}});
 }
 
 // The scanned tile totals: read, and written back in place (inclusive).
