@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "xgpu/array.hpp"
+#include "xgpu/codegen.hpp"
 #include "xgpu/elementwise.hpp"
 
 namespace xgpu {
@@ -86,6 +87,7 @@ private:
     Context ctx_;
     ReduceSpec spec_;
     UserArguments args_;
+    LaunchShape shape_; // chosen at construction
     Kernel stage1_, stage2_;
 };
 } // namespace detail

@@ -219,31 +219,13 @@ void assign(const ArrayDesc& dst, const ArrayDesc& src) {
     evaluate(*array_node(src), dst);
 }
 
-namespace {
-MapCode map_code_of(codegen::Lowered&& l) {
-    MapCode m;
-    m.key = std::move(l.key);
-    m.params = std::move(l.params);
-    if (m.params.size() >= 2) m.params.resize(m.params.size() - 2); // the last ", "
-    m.body = std::move(l.body);
-    m.result = std::move(l.value);
-    m.type = l.type;
-    return m;
-}
-} // namespace
-
-std::string map_key(const Node& expr, const Context&, const Shape& shape) {
-    return codegen::lower(expr, shape, nullptr, codegen::Want::key_and_arguments).key;
+codegen::Lowered lower_map(const Node& expr, const Context& ctx, const Shape& shape, codegen::Want want) {
+    if (want == codegen::Want::everything) check_types(expr, ctx);
+    return codegen::lower(expr, shape, nullptr, want);
 }
 
-MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape) {
-    check_types(expr, ctx);
-    return map_code_of(codegen::lower(expr, shape, nullptr, codegen::Want::everything));
-}
-
-void map_arguments(const Node& expr, const Context&, const Shape& shape, std::vector<KernelArg>& args) {
-    auto l = codegen::lower(expr, shape, nullptr, codegen::Want::key_and_arguments);
-    args.insert(args.end(), l.args.begin(), l.args.end());
+std::string element_code(const codegen::Lowered& map, const char* var) {
+    return map.body + fmt::format("        const {} {} = {};\n", codegen::device_type(map.type), var, map.value);
 }
 
 std::string convert_code(const std::string& value, DType from, DType to) {

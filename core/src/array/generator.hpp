@@ -1,10 +1,11 @@
-// The code generator of array expressions, for the kernels built on it (elementwise assignment
-// in expression.cpp, reductions): the value of an expression at element `i` of a shape.
+// Array expressions as maps, for the kernel families built on them (reductions, scans): the
+// value of an expression at element `i` of a shape, through the operand protocol of codegen/.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "../codegen/expression.hpp"
 #include "../codegen/operations.hpp"
 #include "xgpu/array.hpp"
 #include "xgpu/kernel.hpp"
@@ -16,20 +17,12 @@ inline const char* dev(DType t) {
     return codegen::device_type(t);
 }
 
-struct MapCode {
-    std::string key;    // structural key (types, operations, operand layouts)
-    std::string params; // kernel parameter declarations for the operands, comma separated
-    std::string body;   // statements computing the value from `i` (uint64_t, C order over the shape)
-    std::string result; // the variable that holds the value
-    DType type;
-};
-
-// `shape` is the (broadcast) shape over which `i` counts; arrays in `expr` broadcast to it.
-// map_key is the key alone, cheap enough for every launch; map_code makes the code too.
-std::string map_key(const Node& expr, const Context& ctx, const Shape& shape);
-MapCode map_code(const Node& expr, const Context& ctx, const Shape& shape);
-// The kernel arguments for map_code's parameters, in order.
-void map_arguments(const Node& expr, const Context& ctx, const Shape& shape, std::vector<KernelArg>& args);
+// Lowers a map: `expr` over `shape` (the broadcast shape `i` counts over; its arrays broadcast
+// to it), without a destination. With Want::everything the device is checked to support the
+// expression's types first.
+codegen::Lowered lower_map(const Node& expr, const Context& ctx, const Shape& shape, codegen::Want want);
+// The map's statements, then `const <type> <var> = <value>;`: the element code kernels use.
+std::string element_code(const codegen::Lowered& map, const char* var = "v");
 // `value` of type `from` as type `to`, in kernel code.
 std::string convert_code(const std::string& value, DType from, DType to);
 

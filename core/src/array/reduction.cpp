@@ -13,7 +13,6 @@
 #include "../codegen/skeleton.hpp"
 #include "../generated.hpp"
 #include "generator.hpp"
-#include "xgpu/detail/backend.hpp"
 #include "xgpu/reduction.hpp"
 
 namespace xgpu::detail {
@@ -179,39 +178,70 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
 
 namespace {
 
+// The launch of a reduction over n elements in `shape` (kernels/reduction.kernel): how many
+// work-groups, and each work-item's chunk where the shape is blocked. The count depends only on n
+// and the device, so results are deterministic.
 struct Geometry {
-    std::size_t wg, groups;
-    std::uint64_t chunk; // CPU: elements per work-item
-    bool cpu;
+    LaunchShape shape;
+    std::size_t groups;
+    std::uint64_t chunk; // blocked: elements per work-item
 };
 
-Geometry geometry(const Context& ctx, std::uint64_t n) {
+Geometry geometry(const Context& ctx, const LaunchShape& shape, std::uint64_t n) {
     const auto& d = ctx.device().info();
-    Geometry g{};
-    g.wg = d.max_work_group_size && d.max_work_group_size < 256 ? d.max_work_group_size : 256;
-    g.cpu = d.type == DeviceType::cpu;
-    const std::uint64_t units = std::max(1u, d.compute_units);
+    Geometry g{shape, 1, 1};
+    const std::uint64_t wg = shape.group_size, units = std::max(1u, d.compute_units);
     // Enough work per group to be worth a group: a second stage costs a launch, so on GPUs up to
     // 64 elements per work-item go to one group (a 1e4-element dot runs as one launch).
-    const std::uint64_t per_group = g.wg * (g.cpu ? 64 : (n <= g.wg * 64 ? 64 : 8));
-    g.groups = std::size_t(std::clamp<std::uint64_t>((n + per_group - 1) / per_group, 1, units * (g.cpu ? 4 : 8)));
-    const std::uint64_t items = std::uint64_t(g.groups) * g.wg;
+    const std::uint64_t per_group = wg * (shape.blocked ? 64 : (n <= wg * 64 ? 64 : 8));
+    g.groups =
+        std::size_t(std::clamp<std::uint64_t>((n + per_group - 1) / per_group, 1, units * (shape.blocked ? 4 : 8)));
+    const std::uint64_t items = std::uint64_t(g.groups) * wg;
     g.chunk = (n + items - 1) / items;
     return g;
+}
+
+// The accumulators beyond `acc` (a1 ...), one unrolled step per accumulator, and their pairwise
+// combination into `acc`: generated for the shape's items.
+std::string accumulator(unsigned a) {
+    return a == 0 ? std::string("acc") : fmt::format("a{}", a);
+}
+std::string pairwise(unsigned lo, unsigned hi) { // accumulators lo .. hi-1
+    if (hi - lo == 1) return accumulator(lo);
+    const unsigned mid = lo + (hi - lo + 1) / 2;
+    return fmt::format("xgpu_reduce({}, {})", pairwise(lo, mid), pairwise(mid, hi));
 }
 
 // One program with three kernels (kernels/reduction.kernel): stage 1 (or the only stage), stage 2,
 // and along an axis. `params` are the map's parameters (comma-terminated), `prologue` runs once per
 // work-item, `element` computes `v` from `i`.
-std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::string& params,
+std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, const std::string& params,
                              const std::string& prologue, const std::string& element, const std::string& preamble) {
-    const std::string wg = std::to_string(g.wg);
+    const std::string wg = std::to_string(shape.group_size), accs = std::to_string(shape.items);
+    codegen::Source accumulators(1), steps(2);
+    if (shape.items > 1) {
+        std::string names;
+        for (unsigned a = 1; a < shape.items; ++a)
+            names += fmt::format("{}{} = xgpu_neutral()", a > 1 ? ", " : "", accumulator(a));
+        accumulators.line("ACC " + names + ";");
+    }
+    for (unsigned a = 0; a < shape.items; ++a) {
+        steps.open().line(a == 0 ? "const uint64_t i = j; (void)i;"
+                                 : fmt::format("const uint64_t i = j + {} * XGPU_STEP;", a));
+        steps.raw(element);
+        steps.line(fmt::format("{0} = xgpu_reduce({0}, {1});", accumulator(a), s.map)).close();
+    }
+    const std::string combine = shape.items > 1 ? "    acc = " + pairwise(0, shape.items) + ";\n" : "";
     return codegen::fill("reduction.kernel", {{"array_h", codegen::kernel_file("array.h")},
                                               {"preamble", preamble},
                                               {"declarations", s.declarations},
                                               {"wg", wg},
-                                              {"chunked", g.cpu ? "1" : "0"},
+                                              {"chunked", shape.blocked ? "1" : "0"},
                                               {"shuffle", s.shuffle ? "1" : "0"},
+                                              {"accs", accs},
+                                              {"accumulators", accumulators.str()},
+                                              {"steps", steps.str()},
+                                              {"combine", combine},
                                               {"acc", s.acc_type},
                                               {"neutral", s.neutral},
                                               {"reduce", s.reduce},
@@ -223,14 +253,16 @@ std::string reduction_source(const ReduceSpec& s, const Geometry& g, const std::
                                               {"finish", s.finish}});
 }
 
+// The program's kernels, looked up as a launch needs them (stage 2 only when there are several
+// groups): the warm path of a small reduction looks up one.
 struct Kernels {
-    Kernel stage1, stage2, axis;
+    std::function<Kernel(const char*)> get;
 };
 
-Kernels kernels(const Context& ctx, const std::string& key, const std::function<std::string()>& source) {
-    return {generated_kernel(ctx, key + "|1", source, "xgpu_reduce_stage1"),
-            generated_kernel(ctx, key + "|2", source, "xgpu_reduce_stage2"),
-            generated_kernel(ctx, key + "|axis", source, "xgpu_reduce_axis")};
+Kernels kernels(const Context& ctx, std::string key, std::function<std::string()> source) {
+    return {[ctx, key = std::move(key), source = std::move(source)](const char* name) {
+        return generated_kernel(ctx, key + '|' + name, source, name);
+    }};
 }
 
 // Runs stages 1 and 2 over `n` elements with `args` (the map's arguments) into `out`.
@@ -247,8 +279,9 @@ void run_all(const Context& ctx, const Kernels& k, const Geometry& g, const Redu
     args.push_back(make_arg(g.chunk));
     args.push_back(make_arg(final));
     const Queue q = ctx.current_queue();
-    k.stage1.launch_args(q, Grid{g.groups * g.wg, g.wg}, args);
-    if (!final) k.stage2.launch(q, Grid{g.wg, g.wg}, partial, groups, out.buffer, off);
+    const std::size_t wg = g.shape.group_size;
+    k.get("xgpu_reduce_stage1").launch_args(q, Grid{g.groups * wg, wg}, args);
+    if (!final) k.get("xgpu_reduce_stage2").launch(q, Grid{wg, wg}, partial, groups, out.buffer, off);
 }
 
 // A copy of the tree whose arrays are seen with their axes permuted (`perm` over the
@@ -283,26 +316,25 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
     const Context& ctx = node_context(expr);
     const Shape shape = result_shape(expr);
     const std::uint64_t n = shape_size(shape);
-    ReduceSpec spec = cached_spec(op, expr.type);
-    if (out_type && *out_type != spec.out) { // numpy.dot's type: the accumulator converted at the end
-        spec.name += fmt::format("|to_{}", name(*out_type));
-        spec.finish = *out_type == DType::bool_ ? "(uint8_t)(a != 0)" : "a";
-        spec.out = *out_type;
+    const ReduceSpec* spec = &cached_spec(op, expr.type);
+    ReduceSpec converted;
+    if (out_type && *out_type != spec->out) { // numpy.dot's type: the accumulator converted at the end
+        converted = *spec;
+        converted.name += fmt::format("|to_{}", name(*out_type));
+        converted.finish = *out_type == DType::bool_ ? "(uint8_t)(a != 0)" : "a";
+        converted.out = *out_type;
+        spec = &converted;
     }
     if (n == 0 && needs_identity(op))
-        throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec.name));
-    ArrayDesc out = make_array(ctx, spec.out, {}, Order::C);
-    const Geometry g = geometry(ctx, n);
-    const std::string key =
-        fmt::format("reduce|{}|{}|{}|{}", spec.name, map_key(expr, ctx, shape), g.cpu ? "cpu" : "gpu", g.wg);
-    const Kernels k = kernels(ctx, key, [&] {
-        const MapCode m = map_code(expr, ctx, shape);
-        const std::string element = m.body + fmt::format("        const {} v = {};\n", dev(m.type), m.result);
-        return reduction_source(spec, g, m.params.empty() ? "" : m.params + ", ", "", element, "");
+        throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec->name));
+    const Geometry g = geometry(ctx, launch_shape(ctx, KernelFamily::reduction, expr.type), n);
+    ArrayDesc out = make_array(ctx, spec->out, {}, Order::C);
+    codegen::Lowered map = lower_map(expr, ctx, shape, codegen::Want::key_and_arguments);
+    const Kernels k = kernels(ctx, "reduce|" + spec->name + '|' + map.key + '|' + g.shape.key(), [&] {
+        const codegen::Lowered code = lower_map(expr, ctx, shape, codegen::Want::everything);
+        return reduction_source(*spec, g.shape, code.params, "", element_code(code), "");
     });
-    std::vector<KernelArg> args;
-    map_arguments(expr, ctx, shape, args);
-    run_all(ctx, k, g, spec, std::move(args), n, out);
+    run_all(ctx, k, g, *spec, std::move(map.args), n, out);
     return out;
 }
 
@@ -312,7 +344,7 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     if (axis >= shape.size())
         throw InvalidArgument(
             fmt::format("xgpu: axis {} is out of range for an array of shape {}", axis, to_string(shape)));
-    const ReduceSpec spec = reduce_spec(op, expr.type);
+    const ReduceSpec& spec = cached_spec(op, expr.type);
     std::vector<std::size_t> perm;
     Shape out_shape, permuted;
     for (std::size_t d = 0; d < shape.size(); ++d)
@@ -326,24 +358,22 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     const std::uint64_t m = shape[axis], rows = shape_size(out_shape);
     if (m == 0 && rows > 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} along an empty axis: the operation has no identity", spec.name));
+    const LaunchShape shape_of_launch = launch_shape(ctx, KernelFamily::reduction, expr.type);
     ArrayDesc out = make_array(ctx, spec.out, out_shape, Order::C);
     if (rows == 0) return out;
     const NodePtr p = permute(expr, perm);
-    const Geometry g = geometry(ctx, m);
-    const std::string key =
-        fmt::format("reduce|{}|{}|{}|{}", spec.name, map_key(*p, ctx, permuted), g.cpu ? "cpu" : "gpu", g.wg);
-    const Kernels k = kernels(ctx, key, [&] {
-        const MapCode code = map_code(*p, ctx, permuted);
-        const std::string element = code.body + fmt::format("        const {} v = {};\n", dev(code.type), code.result);
-        return reduction_source(spec, g, code.params.empty() ? "" : code.params + ", ", "", element, "");
+    codegen::Lowered map = lower_map(*p, ctx, permuted, codegen::Want::key_and_arguments);
+    const Kernels k = kernels(ctx, "reduce|" + spec.name + '|' + map.key + '|' + shape_of_launch.key(), [&] {
+        const codegen::Lowered code = lower_map(*p, ctx, permuted, codegen::Want::everything);
+        return reduction_source(spec, shape_of_launch, code.params, "", element_code(code), "");
     });
-    std::vector<KernelArg> args;
-    map_arguments(*p, ctx, permuted, args);
+    std::vector<KernelArg> args = std::move(map.args);
     const std::int64_t off = out.offset;
     args.push_back(make_arg(out.buffer));
     args.push_back(make_arg(off));
     args.push_back(make_arg(m));
-    k.axis.launch_args(ctx.current_queue(), Grid{std::size_t(rows) * g.wg, g.wg}, args);
+    const std::size_t wg = shape_of_launch.group_size;
+    k.get("xgpu_reduce_axis").launch_args(ctx.current_queue(), Grid{std::size_t(rows) * wg, wg}, args);
     return out;
 }
 
@@ -361,9 +391,9 @@ ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const s
     spec_.finish = "a";
     spec_.out = type;
     spec_.acc_bytes = info(type).size;
-    spec_.shuffle = false;               // a user's operator may not be one a shuffle can carry
-    const Geometry g = geometry(ctx, 1); // the kernel text depends on the device only
-    const std::string source = reduction_source(spec_, g, args_.params(), args_.rebind(),
+    spec_.shuffle = false; // a user's operator may not be one a shuffle can carry
+    shape_ = launch_shape(ctx, KernelFamily::reduction, type);
+    const std::string source = reduction_source(spec_, shape_, args_.params(), args_.rebind(),
                                                 fmt::format("        const {} v = {};\n", dev(type), map), preamble);
     auto program = ctx.compile(source);
     stage1_ = program.kernel("xgpu_reduce_stage1");
@@ -380,8 +410,10 @@ ArrayDesc ReductionKernelImpl::run(std::int64_t n, const std::vector<BoundArg>& 
                                           "argument ({} elements)",
                                           spec_.name, n, size));
     ArrayDesc out = make_array(ctx_, spec_.out, {}, Order::C);
-    const Geometry g = geometry(ctx_, std::uint64_t(n));
-    run_all(ctx_, Kernels{stage1_, stage2_, {}}, g, spec_, std::move(kargs), std::uint64_t(n), out);
+    const Geometry g = geometry(ctx_, shape_, std::uint64_t(n));
+    const Kernels k{
+        [this](const char* name) { return std::string_view(name) == "xgpu_reduce_stage1" ? stage1_ : stage2_; }};
+    run_all(ctx_, k, g, spec_, std::move(kargs), std::uint64_t(n), out);
     return out;
 }
 

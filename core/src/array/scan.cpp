@@ -10,8 +10,8 @@
 //
 // Kernel shape (../../shared/PERF.md: CPUs and GPUs want different shapes; no grid-stride loops):
 // GPUs stage the tile through local memory, consecutive work-items on consecutive elements
-// (coalesced); CPUs read each run straight from memory as long streams (tile_shape, direct_code).
-// The kernel's fixed text is kernels/scan.kernel.
+// (coalesced); CPUs read each run straight from memory as long streams (codegen/launch.cpp chooses the tile;
+// direct_code). The kernel's fixed text is kernels/scan.kernel.
 #include "xgpu/scan.hpp"
 
 #include <algorithm>
@@ -21,63 +21,32 @@
 #include <fmt/format.h>
 
 #include "../codegen/skeleton.hpp"
-#include "../env.hpp"
 #include "../generated.hpp"
 #include "generator.hpp"
-#include "xgpu/detail/backend.hpp"
 
 namespace xgpu::detail {
 
 namespace {
 
-struct TileShape {
-    unsigned wg, k; // work-group size, elements per work-item
-    bool staged;    // through local memory (GPUs), or each run straight from global memory (CPUs)
-};
-
-std::size_t floor_pow2(std::size_t v) {
-    std::size_t p = 1;
-    while (p * 2 <= v)
-        p *= 2;
-    return p;
-}
-
-// The tile for `type` on this device. GPUs: staged, 256 work-items and a tile of about 16 KiB, so
-// that several work-groups fit a multiprocessor. CPUs: direct, 2 work-items with runs of 8192
-// (long streams for the prefetchers; measured on PoCL against 1-64 work-items and runs of
-// 256-16384: 2x8192 was the fastest, 1.6x a plain copy's time for int64, 3.6x for float).
-// XGPU_SCAN_TILE=<wg>x<k>[s|d] overrides (tests, tuning): s staged, d direct.
-TileShape tile_shape(const Context& ctx, DType type, bool segmented) {
-    const DeviceInfo& d = ctx.device().info();
-    const std::size_t size = info(type).size, flag = segmented ? 1 : 0;
-    bool staged = d.type != DeviceType::cpu;
-    std::size_t wg = staged ? 256 : 2, k = staged ? std::clamp<std::size_t>(16384 / (wg * size), 1, 16) : 8192;
-    if (const auto tile = env::scan_tile()) {
-        wg = tile->wg;
-        k = tile->k;
-        staged = tile->staged.value_or(staged);
-    }
-    if (d.max_work_group_size) wg = std::min(wg, floor_pow2(d.max_work_group_size));
-    // Static local memory: within what the device allows a kernel to declare.
-    const std::size_t limit = d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
-    auto bytes = [&] { return ((staged ? wg * k + wg : 0) + wg) * (size + flag); };
-    while (bytes() > limit && k > 1)
-        k /= 2;
-    while (bytes() > limit && wg > 2)
-        wg /= 2; // a tile of one would never shrink the totals
-    return {unsigned(wg), unsigned(k), staged};
-}
+// A scan tile (kernels/scan.kernel) is a launch shape of the scan family: group_size work-items
+// of `items` elements each, staged through local memory (GPUs) or read straight from global
+// memory as runs (CPUs); the default chooser is in codegen/launch.cpp.
+using TileShape = LaunchShape;
 
 // What one scan reads and writes, as kernel code (parameters and statements in terms of the
 // element index `i`, a uint64_t).
-struct ScanCode {
-    std::string key;        // identifies everything below
+struct ScanText {
     std::string params;     // parameter declarations, comma separated
     std::string input_body; // statements that compute the input at i
     std::string input;      // the input at i, of the scan's type
     std::string start;      // segmented: nonzero where a segment starts at i
     std::string output;     // statement run once per element, with `item` (inclusive value),
                             // `prev_item` (exclusive value) and `xgpu_n` (element count)
+};
+// A scan's key (which identifies its text), and its text, made only when the kernel is compiled.
+struct ScanCode {
+    std::string key;
+    std::function<ScanText()> text;
 };
 
 // Direct tiles walk each run as this many sub-runs side by side (see tile_code).
@@ -106,7 +75,7 @@ struct DirectCode {
     std::string declarations, reduce, total, prefixes, finish;
 };
 
-DirectCode direct_code(unsigned k, bool segmented, const ScanCode& c) {
+DirectCode direct_code(unsigned k, bool segmented, const ScanText& c) {
     const std::string body = indent(c.input_body, "        "); // map code comes indented by 4
     const std::string start = fmt::format("(uint8_t)(({}) != 0)", c.start);
     DirectCode t;
@@ -178,9 +147,10 @@ DirectCode direct_code(unsigned k, bool segmented, const ScanCode& c) {
     return t;
 }
 
-std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const ScanCode& c) {
-    const DirectCode t = ts.staged ? DirectCode{} : direct_code(ts.k, segmented, c);
-    const std::string wg = std::to_string(ts.wg), k = std::to_string(ts.k), s = std::to_string(ts.k / subruns(ts.k));
+std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const ScanText& c) {
+    const DirectCode t = ts.staged ? DirectCode{} : direct_code(ts.items, segmented, c);
+    const std::string wg = std::to_string(ts.group_size), k = std::to_string(ts.items),
+                      s = std::to_string(ts.items / subruns(ts.items));
     return codegen::fill("scan.kernel", {{"type", info(op.type).device_name},
                                          {"wg", wg},
                                          {"k", k},
@@ -206,9 +176,10 @@ std::string kernel_source(const ScanOp& op, bool segmented, TileShape ts, const 
 
 // The scanned tile totals: read, and written back in place (inclusive).
 ScanCode totals_code() {
-    return {"totals",     "XGPU_GLOBAL XGPU_SCAN_T* xgpu_tv, XGPU_GLOBAL const uint8_t* xgpu_tf",
-            "",           "xgpu_tv[i]",
-            "xgpu_tf[i]", "xgpu_tv[i] = item;"};
+    return {"totals", [] {
+                return ScanText{"XGPU_GLOBAL XGPU_SCAN_T* xgpu_tv, XGPU_GLOBAL const uint8_t* xgpu_tf", "",
+                                "xgpu_tv[i]", "xgpu_tf[i]", "xgpu_tv[i] = item;"};
+            }};
 }
 
 void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, TileShape ts, std::uint64_t n,
@@ -220,9 +191,10 @@ void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, Ti
     // Past 2^16 work-groups, rows of 2^16 (CUDA's grid is 2^31 x 65535; some OpenCL drivers
     // mishandle 1-D ranges past 2^31 work-items); the last row's extra groups find no elements.
     const std::uint64_t row = std::uint64_t(1) << 16;
-    const Grid grid =
-        groups <= row ? Grid{Range(std::size_t(groups) * ts.wg), Range(ts.wg)}
-                      : Grid{Range(std::size_t(row) * ts.wg, std::size_t((groups + row - 1) / row)), Range(ts.wg, 1)};
+    const Grid grid = groups <= row
+                          ? Grid{Range(std::size_t(groups) * ts.group_size), Range(ts.group_size)}
+                          : Grid{Range(std::size_t(row) * ts.group_size, std::size_t((groups + row - 1) / row)),
+                                 Range(ts.group_size, 1)};
     k.launch_args(ctx.current_queue(), grid, args);
 }
 
@@ -230,13 +202,12 @@ void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, Ti
 void run(const ScanOp& op, bool segmented, const ScanCode& code, const std::vector<KernelArg>& args, std::uint64_t n) {
     if (n == 0) return;
     const Context& ctx = op.ctx;
-    const TileShape ts = tile_shape(ctx, op.type, segmented);
-    const std::uint64_t tile = std::uint64_t(ts.wg) * ts.k, groups = (n + tile - 1) / tile;
-    const std::string key =
-        fmt::format("scan|{}|{}|{}x{}{}|{}|{}:{}|{}:{}|{}", int(op.type), int(segmented), ts.wg, ts.k,
-                    ts.staged ? 's' : 'd', code.key, op.op.size(), op.op, op.neutral.size(), op.neutral, op.preamble);
+    const TileShape ts = launch_shape(ctx, KernelFamily::scan, op.type, segmented);
+    const std::uint64_t tile = std::uint64_t(ts.group_size) * ts.items, groups = (n + tile - 1) / tile;
+    const std::string key = fmt::format("scan|{}|{}|{}|{}|{}:{}|{}:{}|{}", int(op.type), int(segmented), ts.key(),
+                                        code.key, op.op.size(), op.op, op.neutral.size(), op.neutral, op.preamble);
     const Kernel k = generated_kernel(
-        ctx, key, [&] { return kernel_source(op, segmented, ts, code); }, "xgpu_scan");
+        ctx, key, [&] { return kernel_source(op, segmented, ts, code.text()); }, "xgpu_scan");
     const std::size_t size = info(op.type).size;
     if (groups == 1) {
         const Buffer unused = ctx.pool().allocate(size);
@@ -343,20 +314,25 @@ void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDes
     ArrayDesc f;
     if (flags) f = safe_input(*flags, out);
 
-    const MapCode m = map_code(in, ctx, shape);
-    const char* T = info(op.type).device_name;
+    codegen::Lowered map = lower_map(in, ctx, shape, codegen::Want::key_and_arguments);
     ScanCode c;
-    c.key = fmt::format("scan|{}|{}|{}", inclusive ? "inclusive" : "exclusive", flags ? int(f.dtype) : -1, m.key);
-    c.params = fmt::format("{}, XGPU_GLOBAL {}* xgpu_out, const int64_t xgpu_out_o", m.params, T);
-    if (flags)
-        c.params += fmt::format(", XGPU_GLOBAL const {}* xgpu_fl, const int64_t xgpu_fl_o", info(f.dtype).device_name);
-    c.input_body = m.body;
-    c.input = convert_code(m.result, m.type, op.type);
-    c.start = "xgpu_fl[xgpu_fl_o + i]";
-    c.output = fmt::format("xgpu_out[xgpu_out_o + i] = {};", inclusive ? "item" : "prev_item");
+    c.key = fmt::format("scan|{}|{}|{}", inclusive ? "inclusive" : "exclusive", flags ? int(f.dtype) : -1, map.key);
+    c.text = [&] {
+        const codegen::Lowered m = lower_map(in, ctx, shape, codegen::Want::everything);
+        ScanText t;
+        t.params = fmt::format("{}XGPU_GLOBAL {}* xgpu_out, const int64_t xgpu_out_o", m.params,
+                               codegen::device_type(op.type));
+        if (flags)
+            t.params +=
+                fmt::format(", XGPU_GLOBAL const {}* xgpu_fl, const int64_t xgpu_fl_o", codegen::device_type(f.dtype));
+        t.input_body = m.body;
+        t.input = convert_code(m.value, m.type, op.type);
+        t.start = "xgpu_fl[xgpu_fl_o + i]";
+        t.output = fmt::format("xgpu_out[xgpu_out_o + i] = {};", inclusive ? "item" : "prev_item");
+        return t;
+    };
 
-    std::vector<KernelArg> args;
-    map_arguments(in, ctx, shape, args);
+    std::vector<KernelArg> args = std::move(map.args);
     const std::int64_t out_offset = out.offset, flags_offset = f.offset;
     args.push_back(make_arg(out.buffer));
     args.push_back(make_arg(out_offset));
@@ -401,22 +377,25 @@ void copy_if(const ArrayDesc& x_in, const Node& pred, const ArrayDesc& out, cons
 
     // A sum of 0/1 over the predicate; each kept element goes to its exclusive sum.
     const ScanOp op = sum_op(ctx, DType::int64);
-    const MapCode m = map_code(pred, ctx, shape);
-    const char* T = info(x.dtype).device_name;
+    codegen::Lowered map = lower_map(pred, ctx, shape, codegen::Want::key_and_arguments);
     ScanCode c;
-    c.key = fmt::format("copy_if|{}|{}", int(x.dtype), m.key);
-    c.params = fmt::format("{}, XGPU_GLOBAL const {}* xgpu_x, const int64_t xgpu_x_o, XGPU_GLOBAL {}* xgpu_out, "
-                           "const int64_t xgpu_out_o, const int64_t xgpu_out_n, XGPU_GLOBAL int64_t* xgpu_count, "
-                           "const int64_t xgpu_count_o",
-                           m.params, T, T);
-    c.input_body = m.body;
-    c.input = fmt::format("(int64_t)({} != 0)", m.result);
-    c.output =
-        "if (item != prev_item && prev_item < xgpu_out_n) xgpu_out[xgpu_out_o + prev_item] = xgpu_x[xgpu_x_o + i];"
-        " if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;";
+    c.key = fmt::format("copy_if|{}|{}", int(x.dtype), map.key);
+    c.text = [&] {
+        const codegen::Lowered m = lower_map(pred, ctx, shape, codegen::Want::everything);
+        const char* T = codegen::device_type(x.dtype);
+        ScanText t;
+        t.params = fmt::format("{}XGPU_GLOBAL const {}* xgpu_x, const int64_t xgpu_x_o, XGPU_GLOBAL {}* xgpu_out, "
+                               "const int64_t xgpu_out_o, const int64_t xgpu_out_n, XGPU_GLOBAL int64_t* xgpu_count, "
+                               "const int64_t xgpu_count_o",
+                               m.params, T, T);
+        t.input_body = m.body;
+        t.input = fmt::format("(int64_t)({} != 0)", m.value);
+        t.output = "if (item != prev_item && prev_item < xgpu_out_n) xgpu_out[xgpu_out_o + prev_item] = "
+                   "xgpu_x[xgpu_x_o + i]; if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;";
+        return t;
+    };
 
-    std::vector<KernelArg> args;
-    map_arguments(pred, ctx, shape, args);
+    std::vector<KernelArg> args = std::move(map.args);
     const std::int64_t x_offset = x.offset, out_offset = out.offset, out_size = std::int64_t(out.size()),
                        count_offset = count.offset;
     args.push_back(make_arg(x.buffer));
