@@ -5,9 +5,13 @@
 // every backend against the host.
 #include <cmath>
 #include <fstream>
+#include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include <xgpu/codegen.hpp>
+#include <xgpu/reduction.hpp>
+#include <xgpu/scan.hpp>
 
 #include "codegen/elementwise.hpp"
 #include "codegen/expression.hpp"
@@ -212,5 +216,58 @@ TEST_CASE("every launch shape computes the same result") {
         huge.group_size = unsigned(ctx.device().info().max_work_group_size) * 2;
         LaunchShapeScope scope2(KernelFamily::elementwise, huge);
         CHECK_THROWS_WITH(y = 2.0 * x, Contains("the device allows work-groups of at most"));
+    }
+}
+
+TEST_CASE("reductions and scans compute the same result in every launch shape") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t n = 3000 + test::rng()() % 20000;
+        const auto hx = random_vector<double>(n, -1.0, 1.0), hy = random_vector<double>(n, -1.0, 1.0);
+        const auto hi = random_vector<std::int64_t>(n, -100, 100);
+        auto x = to_device(ctx, hx), y = to_device(ctx, hy);
+        auto k = to_device(ctx, hi);
+        double dot_ref = 0, max_ref = hx[0];
+        std::size_t argmax_ref = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            dot_ref += hx[i] * hy[i];
+            if (hx[i] > max_ref) max_ref = hx[i], argmax_ref = i;
+        }
+        const std::size_t max_wg = ctx.device().info().max_work_group_size;
+        // The GPU shape (grid-stride, 4 accumulators), the CPU shape (blocked, 8), and others.
+        for (const auto& [g, items, blocked] :
+             {std::tuple{256u, 4u, false}, std::tuple{256u, 8u, true}, std::tuple{64u, 1u, false},
+              std::tuple{128u, 3u, true}, std::tuple{32u, 5u, false}}) {
+            if (g > max_wg) continue;
+            LaunchShape shape;
+            shape.group_size = g;
+            shape.items = items;
+            shape.blocked = blocked;
+            INFO("reduction shape " << shape.key());
+            LaunchShapeScope scope(KernelFamily::reduction, shape);
+            CHECK(std::abs(dot(x, y).get() - dot_ref) <= 1e-12 * double(n));
+            CHECK(max(x).get() == max_ref);
+            CHECK(argmax(x).get() == std::int64_t(argmax_ref));
+            CHECK(sum(k).get() == std::accumulate(hi.begin(), hi.end(), std::int64_t(0)));
+        }
+        // Scan tiles: staged (GPUs) and direct (CPUs), with several runs and sub-runs.
+        std::vector<std::int64_t> prefix(n);
+        std::partial_sum(hi.begin(), hi.end(), prefix.begin());
+        for (const auto& [g, items, staged] :
+             {std::tuple{256u, 4u, true}, std::tuple{64u, 16u, true}, std::tuple{2u, 8192u, false},
+              std::tuple{4u, 6u, false}, std::tuple{32u, 3u, false}}) {
+            if (g > max_wg) continue;
+            LaunchShape shape;
+            shape.group_size = g;
+            shape.items = items;
+            shape.staged = staged;
+            INFO("scan shape " << shape.key());
+            LaunchShapeScope scope(KernelFamily::scan, shape);
+            REQUIRE(cumsum(k).get() == prefix);
+        }
+        // Shapes a family cannot run are refused before any work.
+        LaunchShape odd;
+        odd.group_size = 96;
+        LaunchShapeScope scope(KernelFamily::reduction, odd);
+        CHECK_THROWS_WITH(sum(x), Contains("must be a power of two"));
     }
 }
