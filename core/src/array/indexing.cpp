@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "../codegen/elementwise.hpp"
+#include "../codegen/generated.hpp"
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
-#include "../generated.hpp"
 #include "xgpu/indexing.hpp"
 
 namespace xgpu::detail {

@@ -134,8 +134,10 @@ void print(std::ostream& os, const ArrayDesc& a) {
             for (auto x : v)
                 p.cells.push_back(std::to_string(x));
         };
-        if (kind(t) == Kind::unsigned_int) widened(std::uint64_t{}, DType::uint64);
-        else widened(std::int64_t{}, DType::int64);
+        if (kind(t) == Kind::unsigned_int)
+            widened(std::uint64_t{}, DType::uint64);
+        else
+            widened(std::int64_t{}, DType::int64);
     } else if (kind(t) == Kind::floating) {
         std::vector<double> v;
         if (t == DType::float32)

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "../codegen/generated.hpp"
 #include "../codegen/skeleton.hpp"
-#include "../generated.hpp"
 #include "generator.hpp"
 #include "xgpu/reduction.hpp"
 

@@ -20,8 +20,8 @@
 
 #include <fmt/format.h>
 
+#include "../codegen/generated.hpp"
 #include "../codegen/skeleton.hpp"
-#include "../generated.hpp"
 #include "generator.hpp"
 
 namespace xgpu::detail {

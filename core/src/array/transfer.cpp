@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "../codegen/elementwise.hpp"
+#include "../codegen/generated.hpp"
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
-#include "../generated.hpp"
 #include "xgpu/array.hpp"
 
 namespace xgpu::detail {

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "../generated.hpp"
 #include "expression.hpp"
+#include "generated.hpp"
 #include "launch.hpp"
 #include "operations.hpp"
 #include "skeleton.hpp"

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "../codegen/elementwise.hpp"
+#include "../codegen/generated.hpp"
 #include "../codegen/skeleton.hpp"
-#include "../generated.hpp"
 #include "xgpu/random.hpp"
 
 namespace xgpu {

@@ -1,6 +1,6 @@
 #include "generated.hpp"
 
-#include "context_shared.hpp"
+#include "../context_shared.hpp"
 
 namespace xgpu::detail {
 
