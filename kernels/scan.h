@@ -1,6 +1,6 @@
 /* xgpu scans, in the dialect: the work-group parts of a reduce-then-scan over tiles of
  * XGPU_SCAN_WG * XGPU_SCAN_K elements, work-item l owning the run of K elements from l * K
- * (core/src/array/scan.cpp generates the kernel around them). The generator defines first:
+ * (kernels/scan.kernel is the kernel around them, filled by core/src/array/scan.cpp). The generator defines first:
  *   XGPU_SCAN_T            the scan's type
  *   XGPU_SCAN_WG, _K       work-group size, and elements per work-item
  *   XGPU_SCAN_SEGMENTED    1 where flags start new segments: values then combine as the pairs
