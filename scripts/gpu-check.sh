@@ -3,7 +3,7 @@
 # registers NVIDIA's OpenCL driver, then runs the steps named (default: all) and leaves logs in
 # $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck, racecheck and
 # initcheck on the CUDA backend, and the benchmarks on both backends.
-#   scripts/gpu-check.sh [tests] [memcheck] [racecheck] [initcheck] [bench]
+#   scripts/gpu-check.sh [tests] [dialect] [memcheck] [racecheck] [initcheck] [bench]
 set -u
 out=${OUT:-/tmp/xgpu-out}
 mkdir -p "$out"
@@ -18,6 +18,13 @@ build/tools/xgpu-info >"$out/info.txt" 2>&1
 tail -n 1 "$out/info.txt"
 for step in $steps; do
   case $step in
+  dialect)
+    # Every kernel the suite generates, compiled with NVRTC as the CUDA backend would.
+    rm -rf /tmp/xgpu-dump
+    (cd build && XGPU_DUMP_KERNELS=/tmp/xgpu-dump XGPU_BACKEND=opencl XGPU_DEVICE=nvidia ctest -E consumer) >/dev/null 2>&1
+    build/xgpu-cuda-dialect-check /tmp/xgpu-dump/*.xgpu.c >"$out/dialect.txt" 2>&1
+    tail -n 1 "$out/dialect.txt"
+    ;;
   tests)
     (cd build && XGPU_BACKEND=cuda ctest -E consumer --output-on-failure) >"$out/ctest-cuda.txt" 2>&1
     rc=$?
@@ -47,7 +54,9 @@ for step in $steps; do
       dev=""
       [ $b = opencl ] && dev=nvidia
       for prog in build/bench/xgpu-bench build/bench/array-bench; do
-        [ -x $prog ] && XGPU_BACKEND=$b XGPU_DEVICE=$dev $prog >>"$out/bench.txt" 2>&1
+        args=""
+        [ "$prog" = build/bench/array-bench ] && args=--sweep # the elementwise launch shapes too
+        [ -x $prog ] && XGPU_BACKEND=$b XGPU_DEVICE=$dev $prog $args >>"$out/bench.txt" 2>&1
         echo >>"$out/bench.txt"
       done
     done
