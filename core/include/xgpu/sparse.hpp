@@ -1,0 +1,219 @@
+// xgpu::sparse: sparse matrices, on the host and on a context.
+//
+//   auto h = xgpu::sparse::read_matrix_market<double>("A.mtx");   // HostCsr<double, int32_t>
+//   auto s = xgpu::sparse::row_stats(h);                         // row lengths: min, mean, max, spread
+//   xgpu::sparse::Csr<double> A(ctx, h);                         // on the device
+//   auto d = A.diagonal();                                       // Array<double>
+//   xgpu::sparse::write_matrix_market("B.mtx", A.to_host());
+//
+// HostCsr is plain CSR in std::vectors (rows, cols, row_ptr, col_idx, values), T in float, double,
+// complex<float>, complex<double>, indices int32_t or int64_t. Everything that builds one checks
+// it first and throws InvalidArgument naming the problem; nothing is half-built. The builders
+// (from_coo, the Matrix Market reader) give canonical CSR: columns sorted within each row,
+// duplicates summed (as scipy.sparse). Csr is the matrix on a Context; the device formats that
+// SpMV uses are conversions kept with it. Eigen interop is in xgpu/sparse_eigen.hpp.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "xgpu/array.hpp"
+#include "xgpu/context.hpp"
+#include "xgpu/error.hpp"
+
+namespace xgpu {
+
+// Text input that does not parse (a Matrix Market file). The message reads "xgpu: file:line: ...";
+// file() and line() say the same (a file that ends too early names its last line).
+class ParseError : public InvalidArgument {
+public:
+    ParseError(const std::string& what, std::string file, std::size_t line);
+    const std::string& file() const noexcept { return file_; }
+    std::size_t line() const noexcept { return line_; }
+
+private:
+    std::string file_;
+    std::size_t line_;
+};
+
+namespace sparse {
+
+template <class T>
+concept Value = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::complex<float>> ||
+    std::is_same_v<T, std::complex<double>>;
+template <class I>
+concept Index = std::is_same_v<I, std::int32_t> || std::is_same_v<I, std::int64_t>;
+
+// Compressed sparse rows on the host. row_ptr has rows + 1 entries, rising from 0 to nnz; the
+// entries of row r are col_idx[row_ptr[r] .. row_ptr[r+1]) with their values. An empty rows x
+// cols matrix has row_ptr all zeros.
+template <Value T, Index I = std::int32_t> struct HostCsr {
+    using value_type = T;
+    using index_type = I;
+
+    std::int64_t rows = 0, cols = 0;
+    std::vector<I> row_ptr{0};
+    std::vector<I> col_idx;
+    std::vector<T> values;
+
+    std::size_t nnz() const { return values.size(); }
+    // Throws InvalidArgument naming the first problem: a shape or nnz that does not fit I (saying
+    // to use int64), sizes that do not match, row pointers not starting at 0, falling or not
+    // ending at nnz, a column index out of range.
+    void validate() const;
+    // Columns strictly rising within every row (sorted, no duplicates). Assumes a valid matrix.
+    bool is_canonical() const;
+    // Bit for bit (NaNs with the same bits are equal; -0.0 differs from 0.0).
+    bool identical(const HostCsr& other) const;
+};
+
+// Throws InvalidArgument, saying to use int64, unless a rows x cols matrix of nnz entries can be
+// indexed with I (and the shape is not negative).
+template <Index I> void check_index_width(std::int64_t rows, std::int64_t cols, std::uint64_t nnz);
+
+// Checks CSR arrays as HostCsr::validate does, before anything is built from them.
+template <Index I>
+void validate_csr(std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr, std::span<const I> col_idx,
+                  std::size_t nvalues);
+
+// From COO triplets in any order (row[k], col[k], val[k]): duplicates summed in input order,
+// columns sorted within rows (scipy's coo_matrix.tocsr()). Indices are checked before anything
+// is allocated.
+template <Value T, Index I>
+HostCsr<T, I> from_coo(std::int64_t rows, std::int64_t cols, std::span<const I> row, std::span<const I> col,
+                       std::span<const T> val);
+
+// Row lengths: min, max, mean and standard deviation (population; all 0 for a matrix without rows).
+struct RowStats {
+    std::int64_t min = 0, max = 0;
+    double mean = 0, stddev = 0;
+};
+template <Value T, Index I> RowStats row_stats(const HostCsr<T, I>& a);
+// The transpose (not conjugated), canonical when a is.
+template <Value T, Index I> HostCsr<T, I> transpose(const HostCsr<T, I>& a);
+// The main diagonal, min(rows, cols) values; duplicates summed, absent entries 0.
+template <Value T, Index I> std::vector<T> diagonal(const HostCsr<T, I>& a);
+
+// ---- Matrix Market ----------------------------------------------------------------------------
+//
+// Coordinate (real, integer, pattern, complex; general, symmetric, skew-symmetric, hermitian) and
+// array (dense, column-major) files. Symmetric storage is expanded; exact zeros of an array file
+// are dropped (scipy's csr_matrix of the dense matrix); pattern entries are 1. A complex file
+// cannot be read as a real T. Every error is a ParseError naming the file and the line.
+
+enum class MmFormat { coordinate, array };
+enum class MmField { real, integer, complex, pattern };
+enum class MmSymmetry { general, symmetric, skew_symmetric, hermitian };
+
+struct MatrixMarketHeader {
+    MmFormat format = MmFormat::coordinate;
+    MmField field = MmField::real;
+    MmSymmetry symmetry = MmSymmetry::general;
+    std::int64_t rows = 0, cols = 0;
+    std::int64_t entries = 0; // the stored entries the file declares (an array file: what its size line implies)
+};
+
+struct ReadOptions {
+    bool allow_nonfinite = false; // NaN and Inf values are refused unless set
+};
+
+// Reads the banner and the size line only.
+MatrixMarketHeader read_matrix_market_header(std::istream& in, const std::string& name = "<stream>");
+MatrixMarketHeader read_matrix_market_header(const std::string& path);
+
+// `name` is what error messages call the stream.
+template <Value T, Index I = std::int32_t>
+HostCsr<T, I> read_matrix_market(std::istream& in, const std::string& name = "<stream>",
+                                 const ReadOptions& options = {});
+template <Value T, Index I = std::int32_t>
+HostCsr<T, I> read_matrix_market(const std::string& path, const ReadOptions& options = {});
+
+struct WriteOptions {
+    // symmetric, skew_symmetric and hermitian store the lower triangle; the matrix must have that
+    // symmetry exactly (InvalidArgument otherwise).
+    MmSymmetry symmetry = MmSymmetry::general;
+    std::string comment; // written as % lines after the banner
+};
+
+// Coordinate format, field real or complex; values in the shortest form that reads back to the
+// same bits, so read(write(a)) is identical to a canonical a.
+template <Value T, Index I>
+void write_matrix_market(std::ostream& out, const HostCsr<T, I>& a, const WriteOptions& options = {});
+template <Value T, Index I>
+void write_matrix_market(const std::string& path, const HostCsr<T, I>& a, const WriteOptions& options = {});
+
+// ---- On a context -------------------------------------------------------------------------------
+
+// The matrix on a context: CSR arrays in device memory, with its shape, row statistics and
+// diagonal. A handle: copies share the device arrays. Validated before anything is uploaded.
+template <Value T, Index I = std::int32_t> class Csr {
+public:
+    using value_type = T;
+    using index_type = I;
+
+    Csr() = default;
+    Csr(const Context& ctx, const HostCsr<T, I>& host);
+    Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr,
+        std::span<const I> col_idx, std::span<const T> values);
+
+    const Context& context() const { return ctx_; }
+    std::int64_t rows() const { return rows_; }
+    std::int64_t cols() const { return cols_; }
+    Shape shape() const { return {std::size_t(rows_), std::size_t(cols_)}; }
+    std::size_t nnz() const { return values_.size(); }
+    const RowStats& row_stats() const { return stats_; }
+
+    const Array<I>& row_ptr() const { return row_ptr_; }
+    const Array<I>& col_idx() const { return col_idx_; }
+    const Array<T>& values() const { return values_; }
+    const Array<T>& diagonal() const { return diagonal_; }
+
+    HostCsr<T, I> to_host() const;
+
+private:
+    Context ctx_;
+    std::int64_t rows_ = 0, cols_ = 0;
+    RowStats stats_;
+    Array<I> row_ptr_, col_idx_;
+    Array<T> values_, diagonal_;
+};
+
+// Explicit instantiations live in core/src/sparse.
+#define XGPU_SPARSE_TEMPLATES(X)                                                                                       \
+    X(float, std::int32_t)                                                                                             \
+    X(double, std::int32_t)                                                                                            \
+    X(std::complex<float>, std::int32_t)                                                                               \
+    X(std::complex<double>, std::int32_t)                                                                              \
+    X(float, std::int64_t)                                                                                             \
+    X(double, std::int64_t)                                                                                            \
+    X(std::complex<float>, std::int64_t)                                                                               \
+    X(std::complex<double>, std::int64_t)
+
+#define XGPU_SPARSE_EXTERN(T, I)                                                                                       \
+    extern template struct HostCsr<T, I>;                                                                              \
+    extern template HostCsr<T, I> from_coo(std::int64_t, std::int64_t, std::span<const I>, std::span<const I>,         \
+                                           std::span<const T>);                                                        \
+    extern template RowStats row_stats(const HostCsr<T, I>&);                                                          \
+    extern template HostCsr<T, I> transpose(const HostCsr<T, I>&);                                                     \
+    extern template std::vector<T> diagonal(const HostCsr<T, I>&);                                                     \
+    extern template HostCsr<T, I> read_matrix_market(std::istream&, const std::string&, const ReadOptions&);           \
+    extern template HostCsr<T, I> read_matrix_market(const std::string&, const ReadOptions&);                          \
+    extern template void write_matrix_market(std::ostream&, const HostCsr<T, I>&, const WriteOptions&);                \
+    extern template void write_matrix_market(const std::string&, const HostCsr<T, I>&, const WriteOptions&);           \
+    extern template class Csr<T, I>;
+XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_EXTERN)
+#undef XGPU_SPARSE_EXTERN
+extern template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);
+extern template void check_index_width<std::int64_t>(std::int64_t, std::int64_t, std::uint64_t);
+extern template void validate_csr(std::int64_t, std::int64_t, std::span<const std::int32_t>,
+                                  std::span<const std::int32_t>, std::size_t);
+extern template void validate_csr(std::int64_t, std::int64_t, std::span<const std::int64_t>,
+                                  std::span<const std::int64_t>, std::size_t);
+
+} // namespace sparse
+} // namespace xgpu

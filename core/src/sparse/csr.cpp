@@ -1,0 +1,40 @@
+// Csr<T, I>: CSR arrays on a context. Checked on the host before any upload; the row statistics
+// and the diagonal are computed there too (one pass each), so later format choices read them
+// without touching the device.
+#include "build.hpp"
+
+namespace xgpu::sparse {
+
+template <Value T, Index I>
+Csr<T, I>::Csr(const Context& ctx, const HostCsr<T, I>& host)
+    : Csr(ctx, host.rows, host.cols, host.row_ptr, host.col_idx, host.values) {}
+
+template <Value T, Index I>
+Csr<T, I>::Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr,
+               std::span<const I> col_idx, std::span<const T> values) {
+    validate_csr<I>(rows, cols, row_ptr, col_idx, values.size());
+    ctx_ = ctx;
+    rows_ = rows;
+    cols_ = cols;
+    stats_ = detail::row_stats<I>(rows, row_ptr);
+    row_ptr_ = to_device<I>(ctx, row_ptr);
+    col_idx_ = to_device<I>(ctx, col_idx);
+    values_ = to_device<T>(ctx, values);
+    diagonal_ = to_device<T>(ctx, detail::diagonal<T, I>(rows, cols, row_ptr, col_idx, values));
+}
+
+template <Value T, Index I> HostCsr<T, I> Csr<T, I>::to_host() const {
+    HostCsr<T, I> h;
+    h.rows = rows_;
+    h.cols = cols_;
+    if (!row_ptr_.empty()) h.row_ptr = row_ptr_.get();
+    if (!col_idx_.empty()) h.col_idx = col_idx_.get();
+    if (!values_.empty()) h.values = values_.get();
+    return h;
+}
+
+#define XGPU_SPARSE_INSTANTIATE(T, I) template class Csr<T, I>;
+XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_INSTANTIATE)
+#undef XGPU_SPARSE_INSTANTIATE
+
+} // namespace xgpu::sparse

@@ -1,0 +1,119 @@
+// Host CSR: validation, COO to CSR, row statistics, transpose and diagonal.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "build.hpp"
+
+namespace xgpu::sparse {
+
+template <Index I> void check_index_width(std::int64_t rows, std::int64_t cols, std::uint64_t nnz) {
+    detail::check_fits<I>(rows, cols, nnz);
+}
+
+template <Index I>
+void validate_csr(std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr, std::span<const I> col_idx,
+                  std::size_t nvalues) {
+    detail::check_fits<I>(rows, cols, std::max<std::uint64_t>(col_idx.size(), nvalues));
+    const auto fail = [](const std::string& what) { throw InvalidArgument("xgpu: sparse: " + what); };
+    if (row_ptr.size() != std::uint64_t(rows) + 1)
+        fail(fmt::format("row_ptr has {} entries; a matrix of {} rows needs {}", row_ptr.size(), rows,
+                         std::uint64_t(rows) + 1));
+    if (col_idx.size() != nvalues)
+        fail(fmt::format("col_idx has {} entries and values {}: they must match", col_idx.size(), nvalues));
+    if (row_ptr[0] != 0) fail(fmt::format("row_ptr[0] is {}: row pointers must start at 0", row_ptr[0]));
+    for (std::size_t r = 0; r < std::size_t(rows); ++r)
+        if (row_ptr[r + 1] < row_ptr[r])
+            fail(fmt::format("row pointers must not fall: row_ptr[{}] = {} but row_ptr[{}] = {}", r, row_ptr[r], r + 1,
+                             row_ptr[r + 1]));
+    if (std::uint64_t(row_ptr[std::size_t(rows)]) != nvalues)
+        fail(fmt::format("row_ptr ends at {} but there are {} entries (nnz)", row_ptr[std::size_t(rows)], nvalues));
+    for (std::size_t r = 0; r < std::size_t(rows); ++r)
+        for (auto k = row_ptr[r]; k < row_ptr[r + 1]; ++k)
+            if (col_idx[std::size_t(k)] < 0 || col_idx[std::size_t(k)] >= cols)
+                fail(fmt::format("col_idx[{}] = {} (row {}) is out of range for {} columns", k, col_idx[std::size_t(k)],
+                                 r, cols));
+}
+
+template <Value T, Index I> void HostCsr<T, I>::validate() const {
+    validate_csr<I>(rows, cols, row_ptr, col_idx, values.size());
+}
+
+template <Value T, Index I> bool HostCsr<T, I>::is_canonical() const {
+    for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r)
+        for (auto k = row_ptr[r] + 1; k < row_ptr[r + 1]; ++k)
+            if (col_idx[std::size_t(k) - 1] >= col_idx[std::size_t(k)]) return false;
+    return true;
+}
+
+template <Value T, Index I> bool HostCsr<T, I>::identical(const HostCsr& o) const {
+    return rows == o.rows && cols == o.cols && row_ptr == o.row_ptr && col_idx == o.col_idx &&
+           values.size() == o.values.size() &&
+           (values.empty() || std::memcmp(values.data(), o.values.data(), values.size() * sizeof(T)) == 0);
+}
+
+template <Value T, Index I>
+HostCsr<T, I> from_coo(std::int64_t rows, std::int64_t cols, std::span<const I> row, std::span<const I> col,
+                       std::span<const T> val) {
+    detail::check_fits<I>(rows, cols, 0);
+    if (row.size() != val.size() || col.size() != val.size())
+        throw InvalidArgument(fmt::format("xgpu: sparse: from_coo: {} row indices, {} column indices and {} values: "
+                                          "the three must match",
+                                          row.size(), col.size(), val.size()));
+    for (std::size_t k = 0; k < val.size(); ++k) {
+        if (row[k] < 0 || row[k] >= rows)
+            throw InvalidArgument(
+                fmt::format("xgpu: sparse: from_coo: row[{}] = {} is out of range for {} rows", k, row[k], rows));
+        if (col[k] < 0 || col[k] >= cols)
+            throw InvalidArgument(
+                fmt::format("xgpu: sparse: from_coo: col[{}] = {} is out of range for {} columns", k, col[k], cols));
+    }
+    return detail::coo_to_csr<T, I, I>(rows, cols, row, col, val);
+}
+
+template <Value T, Index I> RowStats row_stats(const HostCsr<T, I>& a) {
+    return detail::row_stats<I>(a.rows, a.row_ptr);
+}
+
+template <Value T, Index I> HostCsr<T, I> transpose(const HostCsr<T, I>& a) {
+    HostCsr<T, I> t;
+    t.rows = a.cols;
+    t.cols = a.rows;
+    t.row_ptr.assign(std::size_t(a.cols) + 1, 0);
+    for (const I c : a.col_idx)
+        ++t.row_ptr[std::size_t(c) + 1];
+    for (std::size_t c = 0; c < std::size_t(a.cols); ++c)
+        t.row_ptr[c + 1] += t.row_ptr[c];
+    t.col_idx.resize(a.nnz());
+    t.values.resize(a.nnz());
+    std::vector<I> pos(t.row_ptr.begin(), t.row_ptr.end() - 1);
+    for (std::size_t r = 0; r < std::size_t(a.rows); ++r)
+        for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
+            const auto p = std::size_t(pos[std::size_t(a.col_idx[k])]++);
+            t.col_idx[p] = I(r);
+            t.values[p] = a.values[k];
+        }
+    return t;
+}
+
+template <Value T, Index I> std::vector<T> diagonal(const HostCsr<T, I>& a) {
+    return detail::diagonal<T, I>(a.rows, a.cols, a.row_ptr, a.col_idx, a.values);
+}
+
+#define XGPU_SPARSE_INSTANTIATE(T, I)                                                                                  \
+    template struct HostCsr<T, I>;                                                                                     \
+    template HostCsr<T, I> from_coo(std::int64_t, std::int64_t, std::span<const I>, std::span<const I>,                \
+                                    std::span<const T>);                                                               \
+    template RowStats row_stats(const HostCsr<T, I>&);                                                                 \
+    template HostCsr<T, I> transpose(const HostCsr<T, I>&);                                                            \
+    template std::vector<T> diagonal(const HostCsr<T, I>&);
+XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_INSTANTIATE)
+#undef XGPU_SPARSE_INSTANTIATE
+template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);
+template void check_index_width<std::int64_t>(std::int64_t, std::int64_t, std::uint64_t);
+template void validate_csr(std::int64_t, std::int64_t, std::span<const std::int32_t>, std::span<const std::int32_t>,
+                           std::size_t);
+template void validate_csr(std::int64_t, std::int64_t, std::span<const std::int64_t>, std::span<const std::int64_t>,
+                           std::size_t);
+
+} // namespace xgpu::sparse
