@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 [ $# -gt 0 ] && shift
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(declarations cache_entry env)
+[ ${#names[@]} -gt 0 ] || names=(declarations cache_entry env matrix_market)
 
 scripts/asan-build.sh "${names[@]/#/fuzz_}"
 
