@@ -236,7 +236,7 @@ TEST_CASE("reductions and scans compute the same result in every launch shape") 
         // The GPU shape (grid-stride, 4 accumulators), the CPU shape (blocked, 8), and others.
         for (const auto& [g, items, blocked] :
              {std::tuple{256u, 4u, false}, std::tuple{256u, 8u, true}, std::tuple{64u, 1u, false},
-              std::tuple{128u, 3u, true}, std::tuple{32u, 5u, false}}) {
+              std::tuple{128u, 3u, true}, std::tuple{32u, 5u, false}, std::tuple{16u, 2u, false}}) {
             if (g > max_wg) continue;
             LaunchShape shape;
             shape.group_size = g;

@@ -4,6 +4,7 @@
 // four loads in flight per work-item); CPUs give each work-item a contiguous chunk, the shape PoCL
 // runs fast (../shared/PERF.md). The number of groups depends only on the size and the device, so
 // results are deterministic. With XGPU_HAS_WARP_SHUFFLE the last 32 lanes combine by shuffles.
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>

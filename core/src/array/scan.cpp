@@ -15,6 +15,7 @@
 #include "xgpu/scan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 

@@ -34,8 +34,10 @@ std::string source(const Lowered& l, const LaunchShape& shape, DType dst_type) {
                                        {"at", l.at}});
 }
 
-std::string key(const Lowered& l, const LaunchShape& shape) {
-    return l.key + '|' + shape.key();
+std::string& key(Lowered& l, const LaunchShape& shape) {
+    l.key += '|';
+    l.key += shape.key();
+    return l.key;
 }
 
 } // namespace

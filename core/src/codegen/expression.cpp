@@ -35,7 +35,12 @@ bool same_view(const ArrayDesc& a, const ArrayDesc& b) {
 }
 
 Operand classify(const ArrayDesc& a, const Shape& shape) {
-    Operand o{&a, Layout::strided, std::vector<std::int64_t>(shape.size(), 0), {}};
+    Operand o{&a, Layout::strided, {}, {}};
+    if (a.shape == shape && a.is_c_contiguous() && shape_size(shape) > 1) { // the common case: no strides
+        o.layout = Layout::contiguous;
+        return o;
+    }
+    o.strides.assign(shape.size(), 0);
     const std::size_t off = shape.size() - a.shape.size();
     bool any = false;
     for (std::size_t d = 0; d < a.shape.size(); ++d)
@@ -55,6 +60,8 @@ public:
     // With a destination, its pointer (written, never read) is operand 0; a map has none.
     Lowering(const Shape& shape, const ArrayDesc* dst, Want want, Lowered& out)
         : shape_(shape), code_(want == Want::everything), out_(out) {
+        operands_.reserve(8);
+        out_.args.reserve(16);
         if (!dst) {
             key("map|");
             operands_.push_back(Operand{nullptr, Layout::contiguous, {}, {}});

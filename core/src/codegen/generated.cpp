@@ -4,14 +4,16 @@
 
 namespace xgpu::detail {
 
-Kernel generated_kernel(const Context& ctx, const std::string& key, const std::function<std::string()>& make_source,
-                        const std::string& name) {
+std::optional<Kernel> find_generated(const Context& ctx, const std::string& key) {
     auto& shared = ctx.shared();
-    {
-        std::lock_guard lock(shared.generated_mutex);
-        if (auto it = shared.generated.find(key); it != shared.generated.end()) return it->second;
-    }
-    Kernel k = ctx.compile(make_source()).kernel(name);
+    std::lock_guard lock(shared.generated_mutex);
+    if (auto it = shared.generated.find(key); it != shared.generated.end()) return it->second;
+    return std::nullopt;
+}
+
+Kernel add_generated(const Context& ctx, const std::string& key, const std::string& source, std::string_view name) {
+    Kernel k = ctx.compile(source).kernel(std::string(name));
+    auto& shared = ctx.shared();
     std::lock_guard lock(shared.generated_mutex);
     return shared.generated.emplace(key, k).first->second;
 }

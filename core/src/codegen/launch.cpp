@@ -49,9 +49,11 @@ unsigned stream_group(const DeviceInfo& d) {
     return d.max_work_group_size && d.max_work_group_size < 256 ? unsigned(d.max_work_group_size) : 256u;
 }
 
-// Local memory a scan tile declares: the staged tile and its flags, and the run totals.
+// Local memory a scan tile declares (kernels/scan.kernel): staged, the tile and its flags (one
+// byte when unsegmented); always, the run totals and their flags.
 std::size_t scan_local_bytes(std::size_t wg, std::size_t k, bool staged, DType type, bool segmented) {
-    return ((staged ? wg * k + wg : 0) + wg) * (info(type).size + (segmented ? 1 : 0));
+    const std::size_t size = info(type).size, stage = wg * k + wg;
+    return (staged ? stage * size + (segmented ? stage : 1) : 0) + wg * (size + 1);
 }
 std::size_t local_limit(const DeviceInfo& d) {
     return d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
@@ -131,7 +133,7 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
         bad_shape(f, s, "whole guard-free work-groups take one item per work-item");
     if (f == KernelFamily::reduction && (s.items > 16 || s.staged || s.whole_groups))
         bad_shape(f, s, "reductions take 1 to 16 accumulators per work-item, neither staged nor whole_groups");
-    if (f == KernelFamily::scan && (s.group_size < 2 || s.blocked || s.whole_groups ||
+    if (f == KernelFamily::scan && (s.group_size < 2 || s.group_size > 1024 || s.blocked || s.whole_groups ||
                                     std::uint64_t(s.group_size) * s.items > (std::uint64_t(1) << 20)))
         bad_shape(f, s,
                   "scan tiles take 2 to 1024 work-items and 2^20 elements at most, neither blocked nor "
