@@ -19,6 +19,7 @@
 #include <iosfwd>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -183,6 +184,31 @@ private:
     Array<T> values_, diagonal_;
 };
 
+// ---- Sparse matrix-vector products ---------------------------------------------------------------
+
+// The device formats SpMV runs in. csr_scalar: a row per work-item (the CPU shape); csr_vector:
+// a slice of a work-group per row, as wide as the mean row length (2 to 32 work-items).
+// automatic: chosen from the row statistics and the device (XGPU_SPMV_FORMAT overrides it).
+enum class Format { automatic, csr_scalar, csr_vector };
+const char* name(Format f);
+// "automatic", "csr_scalar" or "csr_vector" (any case); throws InvalidArgument naming the value.
+Format parse_format(std::string_view value);
+
+// The format and, for csr_vector, the work-items per row that `f` means for A on its device.
+struct SpmvPlan {
+    Format format;
+    unsigned lanes; // work-items per row
+};
+template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f = Format::automatic);
+
+// y = alpha * A * x + beta * y, in format `f`. x has A.cols() elements and y A.rows() (any shape
+// of that size; views are fine), both on A's context; y may share no memory with x or A. With
+// beta == 0 y is only written (a NaN in it does not propagate), as BLAS. Everything is checked
+// (ShapeError, InvalidArgument) before anything is enqueued.
+template <Value T, Index I>
+void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, T alpha = T(1), T beta = T(0),
+          Format f = Format::automatic);
+
 // Explicit instantiations live in core/src/sparse.
 #define XGPU_SPARSE_TEMPLATES(X)                                                                                       \
     X(float, std::int32_t)                                                                                             \
@@ -205,7 +231,9 @@ private:
     extern template HostCsr<T, I> read_matrix_market(const std::string&, const ReadOptions&);                          \
     extern template void write_matrix_market(std::ostream&, const HostCsr<T, I>&, const WriteOptions&);                \
     extern template void write_matrix_market(const std::string&, const HostCsr<T, I>&, const WriteOptions&);           \
-    extern template class Csr<T, I>;
+    extern template class Csr<T, I>;                                                                                   \
+    extern template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                      \
+    extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);
 XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_EXTERN)
 #undef XGPU_SPARSE_EXTERN
 extern template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);
