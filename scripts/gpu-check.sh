@@ -53,7 +53,7 @@ for step in $steps; do
     for b in cuda opencl; do
       dev=""
       [ $b = opencl ] && dev=nvidia
-      for prog in build/bench/xgpu-bench build/bench/array-bench; do
+      for prog in build/bench/xgpu-bench build/bench/array-bench build/bench/spmv-bench; do
         args=""
         [ "$prog" = build/bench/array-bench ] && args=--sweep # the elementwise launch shapes too
         [ -x $prog ] && XGPU_BACKEND=$b XGPU_DEVICE=$dev $prog $args >>"$out/bench.txt" 2>&1
