@@ -198,6 +198,7 @@ Format parse_format(std::string_view value);
 struct SpmvPlan {
     Format format;
     unsigned lanes; // work-items per row
+    unsigned rows;  // rows per work-item (one lane)
 };
 template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f = Format::automatic);
 

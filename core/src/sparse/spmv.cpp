@@ -84,12 +84,14 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
             }
         }
     }
+    const bool cpu = a.context().device().type() == DeviceType::cpu;
     if (f == Format::automatic)
-        // CPUs run a row per work-item fastest (PoCL vectorises across work-items); GPUs share a
-        // row among lanes unless rows are so short that lanes would idle.
-        f = a.context().device().type() == DeviceType::cpu || a.row_stats().mean < 1.5 ? Format::csr_scalar
-                                                                                       : Format::csr_vector;
-    return {f, f == Format::csr_vector ? lanes_for(a.row_stats().mean) : 1u};
+        // CPUs run blocks of rows per work-item fastest; GPUs share a row among lanes unless rows
+        // are so short that lanes would idle.
+        f = cpu || a.row_stats().mean < 1.5 ? Format::csr_scalar : Format::csr_vector;
+    if (f == Format::csr_vector) return {f, lanes_for(a.row_stats().mean), 1u};
+    // A row per work-item; on CPUs a block of rows, so that each work-item streams its entries.
+    return {f, 1u, cpu ? 32u : 1u};
 }
 
 template <Value T, Index I>
@@ -121,14 +123,16 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
     const Array<T> x = contiguous(x_in);
     Array<T> out = y.desc().is_c_contiguous() ? y : empty<T>(ctx, y.shape());
     const unsigned wg = std::max(group_size(ctx), plan.lanes);
-    const std::string key = fmt::format("spmv_csr|{}|{}|g{}l{}", name(dtype_v<T>), name(dtype_v<I>), wg, plan.lanes);
+    const std::string key =
+        fmt::format("spmv_csr|{}|{}|g{}l{}r{}", name(dtype_v<T>), name(dtype_v<I>), wg, plan.lanes, plan.rows);
     const Kernel k = detail::generated_kernel(
         ctx, key,
         [&] {
-            const std::string g = std::to_string(wg), l = std::to_string(plan.lanes);
+            const std::string g = std::to_string(wg), l = std::to_string(plan.lanes), r = std::to_string(plan.rows);
             return codegen::fill("spmv_csr.kernel", {{"array_h", codegen::kernel_file("array.h")},
                                                      {"group_size", g},
                                                      {"lanes", l},
+                                                     {"rows", r},
                                                      {"value", codegen::device_type(dtype_v<T>)},
                                                      {"index", codegen::device_type(dtype_v<I>)},
                                                      {"zero", ops<T>("zero")},
@@ -136,7 +140,7 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
                                                      {"mul", ops<T>("mul")}});
         },
         "xgpu_spmv_csr");
-    const std::uint64_t rows = std::uint64_t(a.rows()), per_group = wg / plan.lanes,
+    const std::uint64_t rows = std::uint64_t(a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows,
                         groups = (rows + per_group - 1) / per_group;
     const std::size_t row_groups = (std::size_t(1) << 30) / wg;
     const Grid grid =
