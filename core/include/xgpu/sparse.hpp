@@ -176,6 +176,10 @@ public:
 
     HostCsr<T, I> to_host() const;
 
+    // As a linear operator (xgpu/operator.hpp): y = A*x, and y = alpha*A*x + beta*y.
+    void apply(const Array<T>& x, Array<T>& y) const;
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+
 private:
     Context ctx_;
     std::int64_t rows_ = 0, cols_ = 0;

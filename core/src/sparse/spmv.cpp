@@ -156,9 +156,18 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
     if (!(out.desc().buffer == y.desc().buffer)) y.assign(out);
 }
 
+template <Value T, Index I> void Csr<T, I>::apply(const Array<T>& x, Array<T>& y) const {
+    spmv(*this, x, y);
+}
+template <Value T, Index I> void Csr<T, I>::apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
+    spmv(*this, x, y, alpha, beta);
+}
+
 #define XGPU_SPMV_INSTANTIATE(T, I)                                                                                    \
     template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                             \
-    template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);
+    template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                                    \
+    template void Csr<T, I>::apply(const Array<T>&, Array<T>&) const;                                                  \
+    template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;
 XGPU_SPARSE_TEMPLATES(XGPU_SPMV_INSTANTIATE)
 #undef XGPU_SPMV_INSTANTIATE
 

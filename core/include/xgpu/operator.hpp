@@ -1,0 +1,61 @@
+// Linear operators: anything with a shape and y = A*x (and y = alpha*A*x + beta*y), what the
+// Krylov solvers take. Satisfied by the sparse matrices (xgpu/sparse.hpp), by the matrix-free
+// Laplacians below, and by user types with the same members.
+//
+//   xgpu::Laplacian2D<double> A(ctx, 4096, 4096);  // the 5-point stencil, no matrix stored
+//   A.apply(x, y);                                 // y = A*x
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+
+#include "xgpu/array.hpp"
+#include "xgpu/elementwise.hpp"
+
+namespace xgpu {
+
+template <class Op, class T>
+concept LinearOperator = requires(const Op& a, const Array<T>& x, Array<T>& y, T s) {
+    { a.rows() } -> std::convertible_to<std::int64_t>;
+    { a.cols() } -> std::convertible_to<std::int64_t>;
+    a.apply(x, y);
+    a.apply(s, x, s, y);
+};
+
+// The negative Laplacian on an nx x ny grid (2-D, 5 points) or nx x ny x nz grid (3-D, 7 points)
+// with zero Dirichlet boundaries, in natural order (x fastest): the matrix of the 2-D/3-D Poisson
+// problem, applied without storing it. T is float or double. x and y have nx*ny(*nz) elements,
+// contiguous, and must not share memory.
+template <class T> class Laplacian2D {
+public:
+    Laplacian2D(const Context& ctx, std::int64_t nx, std::int64_t ny);
+    std::int64_t rows() const { return nx_ * ny_; }
+    std::int64_t cols() const { return rows(); }
+    void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
+    // y = alpha*A*x + beta*y (beta == 0: y is only written).
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+
+private:
+    std::int64_t nx_, ny_;
+    ElementwiseKernel kernel_;
+};
+
+template <class T> class Laplacian3D {
+public:
+    Laplacian3D(const Context& ctx, std::int64_t nx, std::int64_t ny, std::int64_t nz);
+    std::int64_t rows() const { return nx_ * ny_ * nz_; }
+    std::int64_t cols() const { return rows(); }
+    void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+
+private:
+    std::int64_t nx_, ny_, nz_;
+    ElementwiseKernel kernel_;
+};
+
+extern template class Laplacian2D<float>;
+extern template class Laplacian2D<double>;
+extern template class Laplacian3D<float>;
+extern template class Laplacian3D<double>;
+
+} // namespace xgpu
