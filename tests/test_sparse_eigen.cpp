@@ -58,7 +58,8 @@ template <class T, int Options, class EI> void check(std::int64_t rows, std::int
     CHECK(back.rows() == rows);
     CHECK(back.cols() == cols);
     const Eigen::SparseMatrix<T, Options, EI> same(back);
-    CHECK((Eigen::SparseMatrix<T, Options, EI>(same - m)).norm() == 0);
+    // (Eigen's norm asserts on an empty matrix: compare only where there is one.)
+    if (rows > 0 && cols > 0) CHECK((Eigen::SparseMatrix<T, Options, EI>(same - m)).norm() == 0);
     // Other index width.
     const auto wide = from_eigen<std::int64_t>(m);
     CHECK(std::equal(wide.col_idx.begin(), wide.col_idx.end(), h.col_idx.begin(), h.col_idx.end()));
