@@ -2,10 +2,11 @@
 // counted bytes (each input array read once, the output written once), median of timed runs
 // after a warm-up, timed with device events.
 //
-//   array-bench [--n N] [--reps N] [--sweep]
+//   array-bench [--n N] [--reps N] [--sweep] [--latency]
 //
 // --sweep: the streaming rows again under each elementwise launch shape (items per work-item
 // 1, 2, 4, 8, work-groups of 128, 256, 512), chosen from outside with xgpu::LaunchShapeScope.
+// --latency: where the time of a small dot read on the host goes (wall times, medians).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -43,15 +44,54 @@ double measure(const xgpu::Context& ctx, double bytes, int reps, const std::func
     return median(gbs);
 }
 
+// Median wall time of `work` in microseconds, after a warm-up.
+double wall_us(const std::function<void()>& work) {
+    for (int r = 0; r < 20; ++r)
+        work();
+    std::vector<double> us;
+    for (int r = 0; r < 201; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        work();
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return median(us);
+}
+
+void latency(const xgpu::Context& ctx, xgpu::Philox& gen) {
+    auto x = gen.uniform<double>({10000}), y = gen.uniform<double>({10000});
+    auto q = ctx.queue();
+    double h = 0;
+    std::printf("\n| dot of 1e4 f64, wall time | us |\n|---|---|\n");
+    std::printf("| read 8 bytes (Array::get of a 1-element array) | %.1f |\n", wall_us([&] { h = x[0].get()[0]; }));
+    std::printf("| dot, then finish | %.1f |\n", wall_us([&] {
+                    xgpu::dot(x, y);
+                    q.finish();
+                }));
+    std::printf("| dot, .get() | %.1f |\n", wall_us([&] { h = xgpu::dot(x, y).get(); }));
+    for (unsigned g : {256u, 512u, 1024u})
+        for (unsigned items : {2u, 4u, 8u}) {
+            if (g > ctx.device().info().max_work_group_size) continue;
+            xgpu::LaunchShape shape;
+            shape.group_size = g;
+            shape.items = items;
+            xgpu::LaunchShapeScope scope(xgpu::KernelFamily::reduction, shape);
+            std::printf("| dot, .get(), reduction shape %s | %.1f |\n", shape.key().c_str(),
+                        wall_us([&] { h = xgpu::dot(x, y).get(); }));
+        }
+    (void)h;
+}
+
 } // namespace
 
 int main(int argc, char** argv) try {
     std::size_t n = 0;
     int reps = 21;
-    bool sweep = false;
+    bool sweep = false, lat = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--sweep"))
             sweep = true;
+        else if (!std::strcmp(argv[i], "--latency"))
+            lat = true;
         else if (!std::strcmp(argv[i], "--n") && i + 1 < argc)
             n = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -66,6 +106,10 @@ int main(int argc, char** argv) try {
                 dev.name.c_str(), n, std::log2(double(n)));
 
     xgpu::Philox gen(ctx, 42);
+    if (lat) {
+        latency(ctx, gen);
+        return 0;
+    }
     {
         auto x = gen.uniform<double>({n}), y = gen.uniform<double>({n});
         auto z = xgpu::empty<double>(ctx, {n});

@@ -112,6 +112,7 @@ Queue::~Queue() {
     if (!owner.try_make_current()) return;
     api::cuStreamSynchronize(stream); // work still queued runs to its end first (a destructor cannot report)
     api::cuStreamDestroy(stream);
+    if (staging_) api::cuMemFreeHost(staging_);
 }
 
 std::shared_ptr<detail::EventImpl> Queue::finish_op(bool blocking, bool want_event) {
@@ -132,6 +133,14 @@ std::shared_ptr<detail::EventImpl> Queue::write(detail::BufferImpl& dst, std::si
 std::shared_ptr<detail::EventImpl> Queue::read(detail::BufferImpl& src, std::size_t offset, void* dst,
                                                std::size_t bytes, bool blocking, bool want_event) {
     owner.make_current();
+    if (blocking && !want_event && bytes <= staging_bytes) {
+        const std::lock_guard lock(staging_mutex_);
+        if (!staging_) check(api::cuMemHostAlloc(&staging_, staging_bytes, 0), "cuMemHostAlloc");
+        check_copy(api::cuMemcpyDtoHAsync(staging_, at(src, offset), bytes, stream), "cuMemcpyDtoHAsync", bytes);
+        check(api::cuStreamSynchronize(stream), "cuStreamSynchronize");
+        std::memcpy(dst, staging_, bytes);
+        return nullptr;
+    }
     check_copy(api::cuMemcpyDtoHAsync(dst, at(src, offset), bytes, stream), "cuMemcpyDtoHAsync", bytes);
     return finish_op(blocking, want_event);
 }

@@ -101,6 +101,14 @@ public:
 
 private:
     std::mutex fill_mutex_;
+    // Small blocking reads (a reduction's result) on GPUs go through a persistently mapped
+    // host-allocated buffer (page-locked with NVIDIA's driver): a read into pageable memory costs
+    // the driver its own staging. Null until first used, and on CPU devices.
+    static constexpr std::size_t staging_bytes = 64 * 1024;
+    std::mutex staging_mutex_;
+    cl_mem staging_ = nullptr;
+    void* staging_ptr_ = nullptr;
+    bool read_staged(detail::BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes);
 };
 
 class Context final : public detail::ContextImpl {

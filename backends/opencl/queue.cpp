@@ -72,9 +72,34 @@ std::shared_ptr<detail::EventImpl> Queue::write(detail::BufferImpl& dst, std::si
     });
 }
 
+bool Queue::read_staged(detail::BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes) {
+    auto& ctx = static_cast<Context&>(*context);
+    if (bytes > staging_bytes || ctx.device().info().type == DeviceType::cpu) return false;
+    const std::lock_guard lock(staging_mutex_);
+    if (!staging_) {
+        cl_int err = CL_SUCCESS;
+        cl_mem m =
+            clCreateBuffer(ctx.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, staging_bytes, nullptr, &err);
+        if (err != CL_SUCCESS) return false; // the plain read still works
+        void* p = clEnqueueMapBuffer(queue(), m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, staging_bytes, 0, nullptr,
+                                     nullptr, &err);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(m);
+            return false;
+        }
+        staging_ = m;
+        staging_ptr_ = p;
+    }
+    check(clEnqueueReadBuffer(queue(), mem(src), CL_TRUE, offset, bytes, staging_ptr_, 0, nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    std::memcpy(dst, staging_ptr_, bytes);
+    return true;
+}
+
 std::shared_ptr<detail::EventImpl> Queue::read(detail::BufferImpl& src, std::size_t offset, void* dst,
                                                std::size_t bytes, bool blocking, bool want_event) {
     const auto in_gate = gate(context);
+    if (blocking && !want_event && read_staged(src, offset, dst, bytes)) return nullptr;
     return in_pieces(bytes, 1, blocking, want_event, [&](std::size_t at, std::size_t n, bool block, cl_event* e) {
         check(clEnqueueReadBuffer(queue(), mem(src), block ? CL_TRUE : CL_FALSE, offset + at, n,
                                   static_cast<char*>(dst) + at, 0, nullptr, e),
@@ -176,6 +201,11 @@ std::shared_ptr<detail::EventImpl> Queue::marker() {
 
 Queue::~Queue() {
     clFinish(queue()); // work still queued runs to its end before the queue goes (a destructor cannot report)
+    if (staging_) {
+        clEnqueueUnmapMemObject(queue(), staging_, staging_ptr_, 0, nullptr, nullptr);
+        clFinish(queue());
+        clReleaseMemObject(staging_);
+    }
 }
 
 void Queue::finish() {

@@ -29,7 +29,13 @@ ArrayDesc contiguous_copy(const ArrayDesc& a) {
 } // namespace
 
 void to_host(const ArrayDesc& a, void* dst) {
-    to_host_async(a, dst).wait();
+    // A blocking read where no copy kernel is needed: no event, and the backend may stage a small
+    // one through page-locked memory (a reduction's result read on the host).
+    if (!a.buffer || a.size() == 0 || !a.is_c_contiguous()) {
+        to_host_async(a, dst).wait();
+        return;
+    }
+    a.context.current_queue().read(a.buffer, dst, bytes_of(a), byte_offset(a));
 }
 
 Event to_host_async(const ArrayDesc& a, void* dst) {

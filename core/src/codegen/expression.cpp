@@ -160,6 +160,7 @@ private:
         if (first) {
             operands_.push_back(classify(n.array, shape_));
             array_parameters(id, n.type, true);
+            if (operands_[id].layout != Layout::single) out_.loaded_bytes += info(n.type).size;
             if (code_) operands_[id].loaded = temp(n.type, fmt::format("p{0}[o{0} + {1}]", id, index(id)));
         }
         key('A', int(n.type), char(operands_[id].layout), '#', id);

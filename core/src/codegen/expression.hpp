@@ -18,6 +18,7 @@ enum class Want : bool { key_and_arguments, everything };
 struct Lowered {
     std::string key;                     // structure, types, operand layouts, which occurrences share
     std::vector<detail::KernelArg> args; // the values of `params`, in order
+    std::size_t loaded_bytes = 0;        // per element, from inputs that stream (each counted once)
     // With Want::everything:
     std::string params; // parameter declarations, each followed by ", "
     std::string body;   // statements computing the value at `i` (a uint64_t in scope), indented
