@@ -56,11 +56,14 @@ for step in $steps; do
       for prog in build/bench/xgpu-bench build/bench/array-bench build/bench/spmv-bench; do
         args=""
         [ "$prog" = build/bench/array-bench ] && args=--sweep # the elementwise launch shapes too
+        # The matrices, once, for cuSPARSE through CuPy (bench/peers/cupy_spmv.py) below.
+        [ "$prog" = build/bench/spmv-bench ] && [ $b = cuda ] && mkdir -p /tmp/xgpu-spmv && args="--save /tmp/xgpu-spmv"
         [ -x $prog ] && XGPU_BACKEND=$b XGPU_DEVICE=$dev $prog $args >>"$out/bench.txt" 2>&1
         echo >>"$out/bench.txt"
       done
     done
     [ -f bench/peers/cupy_bench.py ] && python3 bench/peers/cupy_bench.py >>"$out/bench.txt" 2>&1
+    [ -f bench/peers/cupy_spmv.py ] && python3 bench/peers/cupy_spmv.py /tmp/xgpu-spmv >>"$out/bench.txt" 2>&1
     cat "$out/bench.txt"
     ;;
   esac

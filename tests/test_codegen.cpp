@@ -234,14 +234,20 @@ TEST_CASE("reductions and scans compute the same result in every launch shape") 
         }
         const std::size_t max_wg = ctx.device().info().max_work_group_size;
         // The GPU shape (grid-stride, 4 accumulators), the CPU shape (blocked, 8), and others.
-        for (const auto& [g, items, blocked] :
-             {std::tuple{256u, 4u, false}, std::tuple{256u, 8u, true}, std::tuple{64u, 1u, false},
-              std::tuple{128u, 3u, true}, std::tuple{32u, 5u, false}, std::tuple{16u, 2u, false}}) {
-            if (g > max_wg) continue;
+        // A shape of `g` work-items and `items` items, blocked or staged as the family means it.
+        auto make_shape = [](unsigned g, unsigned items, bool blocked, bool staged) {
             LaunchShape shape;
             shape.group_size = g;
             shape.items = items;
             shape.blocked = blocked;
+            shape.staged = staged;
+            return shape;
+        };
+        for (const auto& [g, items, blocked] :
+             {std::tuple{256u, 4u, false}, std::tuple{256u, 8u, true}, std::tuple{64u, 1u, false},
+              std::tuple{128u, 3u, true}, std::tuple{32u, 5u, false}, std::tuple{16u, 2u, false}}) {
+            if (g > max_wg) continue;
+            const LaunchShape shape = make_shape(g, items, blocked, false);
             INFO("reduction shape " << shape.key());
             LaunchShapeScope scope(KernelFamily::reduction, shape);
             CHECK(std::abs(dot(x, y).get() - dot_ref) <= 1e-12 * double(n));
@@ -256,10 +262,7 @@ TEST_CASE("reductions and scans compute the same result in every launch shape") 
              {std::tuple{256u, 4u, true}, std::tuple{64u, 16u, true}, std::tuple{2u, 8192u, false},
               std::tuple{4u, 6u, false}, std::tuple{32u, 3u, false}}) {
             if (g > max_wg) continue;
-            LaunchShape shape;
-            shape.group_size = g;
-            shape.items = items;
-            shape.staged = staged;
+            const LaunchShape shape = make_shape(g, items, false, staged);
             INFO("scan shape " << shape.key());
             LaunchShapeScope scope(KernelFamily::scan, shape);
             REQUIRE(cumsum(k).get() == prefix);

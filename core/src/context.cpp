@@ -21,8 +21,8 @@ namespace detail {
 // XGPU_DUMP_KERNELS: every program a context builds or loads, as the compiler sees it (the
 // dialect preamble included), named by its cache key. A directory that cannot be written costs a
 // warning.
-void dump_source(const std::string& dir, const std::string& key, const std::string& source,
-                 const std::vector<std::string>& options) {
+std::filesystem::path dump_source(const std::string& dir, const std::string& key, const std::string& source,
+                                  const std::vector<std::string>& options) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     const auto path = std::filesystem::path(dir) / (key.substr(0, 16) + ".xgpu.c");
@@ -30,6 +30,7 @@ void dump_source(const std::string& dir, const std::string& key, const std::stri
     out << "/* xgpu program " << key << "\n * options: " << join_options(options) << " */\n" << source;
     out.close();
     if (!out) warn(fmt::format("XGPU_DUMP_KERNELS: cannot write {}", path.string()));
+    return path;
 }
 } // namespace detail
 
@@ -43,7 +44,8 @@ Program build_cached(const Context& handle, const std::string& source, const std
     if (auto it = shared.programs.find(key); it != shared.programs.end())
         return Program(it->second, ProgramOrigin::memory_cache);
 
-    if (auto dir = detail::env::dump_kernels()) detail::dump_source(*dir, key, source, options);
+    std::filesystem::path dumped;
+    if (auto dir = detail::env::dump_kernels()) dumped = detail::dump_source(*dir, key, source, options);
     std::shared_ptr<detail::ProgramImpl> program;
     ProgramOrigin origin = ProgramOrigin::compiled;
     if (auto binary = detail::cache_load(key)) {
@@ -55,7 +57,16 @@ Program build_cached(const Context& handle, const std::string& source, const std
         }
     }
     if (!program) {
-        auto built = ctx.build(source, options);
+        detail::BuildResult built;
+        try {
+            built = ctx.build(source, options);
+        } catch (const Error&) {
+            // A dumped program that did not build here is marked, so that a check of its CUDA
+            // dialect expects the same (the suite builds broken programs on purpose).
+            std::error_code ec;
+            if (!dumped.empty()) std::filesystem::rename(dumped, dumped.string() + ".failed", ec);
+            throw;
+        }
         program = std::move(built.program);
         if (!built.binary.empty()) detail::cache_store(key, built.binary);
     }

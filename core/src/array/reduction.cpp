@@ -4,10 +4,12 @@
 // four loads in flight per work-item); CPUs give each work-item a contiguous chunk, the shape PoCL
 // runs fast (../shared/PERF.md). The number of groups depends only on the size and the device, so
 // results are deterministic. With XGPU_HAS_WARP_SHUFFLE the last 32 lanes combine by shuffles.
+#include <array>
 #include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -65,14 +67,17 @@ ReduceSpec make_spec(ReduceOp op, DType t);
 }
 
 const ReduceSpec& cached_spec(ReduceOp op, DType t) {
-    // Specs are pure functions of (op, type): build each once (they are strings).
-    static std::mutex m;
-    static std::map<std::pair<int, int>, ReduceSpec> specs;
-    std::lock_guard lock(m);
-    const auto k = std::make_pair(int(op), int(t));
-    auto it = specs.find(k);
-    if (it == specs.end()) it = specs.emplace(k, make_spec(op, t)).first;
-    return it->second;
+    // Specs are pure functions of (op, type): each is built once (they are strings), and looked up
+    // without a lock. A combination that is refused throws each time it is asked for.
+    constexpr std::size_t ops = std::size_t(ReduceOp::norm_inf) + 1, types = std::size_t(DType::complex128) + 1;
+    struct Entry {
+        std::once_flag once;
+        std::optional<ReduceSpec> spec;
+    };
+    static std::array<std::array<Entry, types>, ops> table;
+    Entry& e = table[std::size_t(op)][std::size_t(t)];
+    std::call_once(e.once, [&] { e.spec = make_spec(op, t); });
+    return *e.spec;
 }
 
 ReduceSpec reduce_spec(ReduceOp op, DType t) {
@@ -256,18 +261,31 @@ std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, cons
 
 // The program's kernels, looked up as a launch needs them (stage 2 only when there are several
 // groups): the warm path of a small reduction looks up one.
-struct Kernels {
-    std::function<Kernel(const char*)> get;
+// The kernels of one generated reduction program, looked up by name: the program's key is built
+// once, and each lookup appends the kernel's name to it in place.
+template <class MakeSource> class Kernels {
+public:
+    Kernels(const Context& ctx, std::string key, MakeSource source)
+        : ctx_(ctx), key_(std::move(key)), base_(key_.size()), source_(std::move(source)) {
+        key_.reserve(base_ + 24);
+    }
+    Kernel operator()(std::string_view name) {
+        key_.resize(base_);
+        key_ += '|';
+        key_ += name;
+        return generated_kernel(ctx_, key_, source_, name);
+    }
+
+private:
+    const Context& ctx_;
+    std::string key_;
+    std::size_t base_;
+    MakeSource source_;
 };
 
-Kernels kernels(const Context& ctx, std::string key, std::function<std::string()> source) {
-    return {[ctx, key = std::move(key), source = std::move(source)](const char* name) {
-        return generated_kernel(ctx, key + '|' + name, source, name);
-    }};
-}
-
 // Runs stages 1 and 2 over `n` elements with `args` (the map's arguments) into `out`.
-void run_all(const Context& ctx, const Kernels& k, const Geometry& g, const ReduceSpec& s, std::vector<KernelArg> args,
+template <class GetKernel>
+void run_all(const Context& ctx, GetKernel&& k, const Geometry& g, const ReduceSpec& s, std::vector<KernelArg> args,
              std::uint64_t n, const ArrayDesc& out) {
     const std::uint32_t final = g.groups == 1;
     Buffer partial = ctx.pool().allocate(g.groups * s.acc_bytes);
@@ -281,8 +299,8 @@ void run_all(const Context& ctx, const Kernels& k, const Geometry& g, const Redu
     args.push_back(make_arg(final));
     const Queue q = ctx.current_queue();
     const std::size_t wg = g.shape.group_size;
-    k.get("xgpu_reduce_stage1").launch_args(q, Grid{g.groups * wg, wg}, args);
-    if (!final) k.get("xgpu_reduce_stage2").launch(q, Grid{wg, wg}, partial, groups, out.buffer, off);
+    k("xgpu_reduce_stage1").launch_args(q, Grid{g.groups * wg, wg}, args);
+    if (!final) k("xgpu_reduce_stage2").launch(q, Grid{wg, wg}, partial, groups, out.buffer, off);
 }
 
 // A copy of the tree whose arrays are seen with their axes permuted (`perm` over the
@@ -331,7 +349,7 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
     const Geometry g = geometry(ctx, launch_shape(ctx, KernelFamily::reduction, expr.type), n);
     ArrayDesc out = make_array(ctx, spec->out, {}, Order::C);
     codegen::Lowered map = lower_map(expr, ctx, shape, codegen::Want::key_and_arguments);
-    const Kernels k = kernels(ctx, "reduce|" + spec->name + '|' + map.key + '|' + g.shape.key(), [&] {
+    Kernels k(ctx, "reduce|" + spec->name + '|' + map.key + '|' + g.shape.key(), [&] {
         const codegen::Lowered code = lower_map(expr, ctx, shape, codegen::Want::everything);
         return reduction_source(*spec, g.shape, code.params, "", element_code(code), "");
     });
@@ -364,7 +382,7 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     if (rows == 0) return out;
     const NodePtr p = permute(expr, perm);
     codegen::Lowered map = lower_map(*p, ctx, permuted, codegen::Want::key_and_arguments);
-    const Kernels k = kernels(ctx, "reduce|" + spec.name + '|' + map.key + '|' + shape_of_launch.key(), [&] {
+    Kernels k(ctx, "reduce|" + spec.name + '|' + map.key + '|' + shape_of_launch.key(), [&] {
         const codegen::Lowered code = lower_map(*p, ctx, permuted, codegen::Want::everything);
         return reduction_source(spec, shape_of_launch, code.params, "", element_code(code), "");
     });
@@ -374,7 +392,7 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     args.push_back(make_arg(off));
     args.push_back(make_arg(m));
     const std::size_t wg = shape_of_launch.group_size;
-    k.get("xgpu_reduce_axis").launch_args(ctx.current_queue(), Grid{std::size_t(rows) * wg, wg}, args);
+    k("xgpu_reduce_axis").launch_args(ctx.current_queue(), Grid{std::size_t(rows) * wg, wg}, args);
     return out;
 }
 
@@ -412,9 +430,9 @@ ArrayDesc ReductionKernelImpl::run(std::int64_t n, const std::vector<BoundArg>& 
                                           spec_.name, n, size));
     ArrayDesc out = make_array(ctx_, spec_.out, {}, Order::C);
     const Geometry g = geometry(ctx_, shape_, std::uint64_t(n));
-    const Kernels k{
-        [this](const char* name) { return std::string_view(name) == "xgpu_reduce_stage1" ? stage1_ : stage2_; }};
-    run_all(ctx_, k, g, spec_, std::move(kargs), std::uint64_t(n), out);
+    run_all(
+        ctx_, [this](std::string_view name) { return name == "xgpu_reduce_stage1" ? stage1_ : stage2_; }, g, spec_,
+        std::move(kargs), std::uint64_t(n), out);
     return out;
 }
 

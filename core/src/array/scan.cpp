@@ -15,13 +15,14 @@
 #include "xgpu/scan.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
 #include "generator.hpp"
 
@@ -192,11 +193,7 @@ void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, Ti
     // Past 2^16 work-groups, rows of 2^16 (CUDA's grid is 2^31 x 65535; some OpenCL drivers
     // mishandle 1-D ranges past 2^31 work-items); the last row's extra groups find no elements.
     const std::uint64_t row = std::uint64_t(1) << 16;
-    const Grid grid = groups <= row
-                          ? Grid{Range(std::size_t(groups) * ts.group_size), Range(ts.group_size)}
-                          : Grid{Range(std::size_t(row) * ts.group_size, std::size_t((groups + row - 1) / row)),
-                                 Range(ts.group_size, 1)};
-    k.launch_args(ctx.current_queue(), grid, args);
+    k.launch_args(ctx.current_queue(), codegen::groups_grid(groups, ts.group_size, row), args);
 }
 
 // Scans n elements as `code` says, `args` being the values of code.params.

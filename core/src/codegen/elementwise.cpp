@@ -91,11 +91,7 @@ void launch_stream(const Context& ctx, const Kernel& k, std::vector<detail::Kern
     auto run = [&](std::uint64_t base, std::uint64_t groups, std::uint32_t guard) {
         args[at] = detail::make_arg(base);
         args[at + 2] = detail::make_arg(guard);
-        const Grid g =
-            groups <= row_groups
-                ? Grid{Range(std::size_t(groups) * wg, 1), Range(wg, 1)}
-                : Grid{Range(row_groups * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
-        k.launch_args(q, g, args);
+        k.launch_args(q, groups_grid(groups, wg, row_groups), args);
     };
     if (!shape.whole_groups) {
         run(0, (count + per_group - 1) / per_group, 1);

@@ -166,6 +166,12 @@ LaunchShape launch_shape(const Context& ctx, KernelFamily family, DType type, bo
     return default_launch_shape(ctx, family, type, segmented);
 }
 
+Grid codegen::groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t row_groups) {
+    if (!row_groups) row_groups = (std::uint64_t(1) << 30) / wg;
+    if (groups <= row_groups) return Grid{Range(std::size_t(groups) * wg, 1), Range(wg, 1)};
+    return Grid{Range(std::size_t(row_groups) * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
+}
+
 LaunchShape codegen::elementwise_shape(const Context& ctx, DType result, std::size_t loaded_bytes) {
     if (auto s = scoped_shape(ctx, KernelFamily::elementwise, result)) return *s;
     return elementwise(ctx.device().info(), info(result).size, loaded_bytes);

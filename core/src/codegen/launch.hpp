@@ -1,15 +1,23 @@
 // Launch shapes, the module's side (the public part is xgpu/codegen.hpp).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "xgpu/codegen.hpp"
+#include "xgpu/grid.hpp"
 
 namespace xgpu::codegen {
 
 // The shape a LaunchShapeScope sets for `family` on this thread, checked against `ctx`'s device
 // (as launch_shape does); none when no scope is active.
 std::optional<LaunchShape> scoped_shape(const Context& ctx, KernelFamily family, DType type, bool segmented = false);
+
+// A launch of `groups` work-groups of `wg` work-items, in one row while at most `row_groups`
+// groups (default: rows of at most 2^30 work-items, as some OpenCL drivers mishandle 1-D ranges
+// past 2^31), else in rows of `row_groups` (a 2-D grid). Kernels number their group as
+// GROUP_ID(1) * NUM_GROUPS(0) + GROUP_ID(0); the last row's extra groups find no work.
+Grid groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t row_groups = 0);
 
 // The shape of an elementwise kernel whose result has type `result` and which loads
 // `loaded_bytes` per element from streamed inputs (each distinct input counted once): the scope's,

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <istream>
 #include <iterator>
 #include <ostream>
@@ -36,6 +37,17 @@ std::string lower(std::string_view s) {
     for (auto& ch : out)
         ch = char(std::tolower(static_cast<unsigned char>(ch)));
     return out;
+}
+
+// Sets `out` to the value the banner word `word` (lower-cased) names in `table`; false if none.
+template <class E>
+bool pick(std::string_view word, std::initializer_list<std::pair<std::string_view, E>> table, E& out) {
+    for (const auto& [name, value] : table)
+        if (word == name) {
+            out = value;
+            return true;
+        }
+    return false;
 }
 
 // A line shown in a message: at most 60 characters.
@@ -138,31 +150,20 @@ public:
         MatrixMarketHeader h;
         const std::string object = lower(tok[1]), format = lower(tok[2]), field = lower(tok[3]), sym = lower(tok[4]);
         if (object != "matrix") fail(fmt::format("wrong banner: object '{}' is not supported, only 'matrix'", tok[1]));
-        if (format == "coordinate")
-            h.format = MmFormat::coordinate;
-        else if (format == "array")
-            h.format = MmFormat::array;
-        else
+        using F = MmFormat;
+        using D = MmField;
+        using S = MmSymmetry;
+        if (!pick(format, {{"coordinate", F::coordinate}, {"array", F::array}}, h.format))
             fail(fmt::format("wrong banner: format '{}' is neither 'coordinate' nor 'array'", tok[2]));
-        if (field == "real")
-            h.field = MmField::real;
-        else if (field == "integer")
-            h.field = MmField::integer;
-        else if (field == "complex")
-            h.field = MmField::complex;
-        else if (field == "pattern")
-            h.field = MmField::pattern;
-        else
+        if (!pick(field, {{"real", D::real}, {"integer", D::integer}, {"complex", D::complex}, {"pattern", D::pattern}},
+                  h.field))
             fail(fmt::format("wrong banner: field '{}' is not real, integer, complex or pattern", tok[3]));
-        if (sym == "general")
-            h.symmetry = MmSymmetry::general;
-        else if (sym == "symmetric")
-            h.symmetry = MmSymmetry::symmetric;
-        else if (sym == "skew-symmetric")
-            h.symmetry = MmSymmetry::skew_symmetric;
-        else if (sym == "hermitian")
-            h.symmetry = MmSymmetry::hermitian;
-        else
+        if (!pick(sym,
+                  {{"general", S::general},
+                   {"symmetric", S::symmetric},
+                   {"skew-symmetric", S::skew_symmetric},
+                   {"hermitian", S::hermitian}},
+                  h.symmetry))
             fail(fmt::format("wrong banner: symmetry '{}' is not general, symmetric, skew-symmetric or hermitian",
                              tok[4]));
         if (h.format == MmFormat::array && h.field == MmField::pattern)
