@@ -150,11 +150,11 @@ template <class T, class I> void generated_cases(const Context& ctx) {
     all_formats(ctx, generate<T, I>(m, m, power_law(m, m)), "power-law rows");
 }
 
-// Big enough for many merge-path work-groups (a CPU's tile is 16384 steps): a row longer than
-// several tiles, between empty rows, and then runs of rows, so that carries cross work-groups
-// both inside a row and at row ends.
+// Big enough for several merge-path work-groups (a CPU's tile is 131072 steps, a GPU's 2048): a
+// row longer than several tiles, between empty rows, and then runs of rows, so that carries
+// cross work-groups both inside a row and at row ends.
 template <class T, class I> void merge_cases(const Context& ctx) {
-    const std::int64_t cols = 70000 + std::int64_t(test::rng()() % 10000);
+    const std::int64_t cols = 300000 + std::int64_t(test::rng()() % 100000);
     const Csr<T, I> one(ctx, generate<T, I>(1, cols, {cols}));
     const auto h_one = one.to_host();
     check<T, I>(ctx, one, h_one, Format::merge_path, random_value<T>(-2, 2), random_value<T>(-2, 2), "one huge row");
