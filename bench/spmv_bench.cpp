@@ -135,8 +135,8 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
     const double triad = time_ms(ctx, reps, [&] { y = x + 0.5 * x; });
     std::printf("| streaming `y = x + 0.5*x` (2 vectors counted) | %.3f | %.0f | |\n", triad,
                 rows * 16 / (triad * 1e6));
-    for (auto f :
-         {xgpu::sparse::Format::csr_scalar, xgpu::sparse::Format::csr_vector, xgpu::sparse::Format::automatic}) {
+    for (auto f : {xgpu::sparse::Format::csr_scalar, xgpu::sparse::Format::csr_vector, xgpu::sparse::Format::merge_path,
+                   xgpu::sparse::Format::sell, xgpu::sparse::Format::automatic}) {
         const auto plan = xgpu::sparse::plan_spmv(a, f);
         const double ms = time_ms(ctx, reps, [&] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); });
         std::printf("| spmv %s (%s, %u lanes) | %.3f | %.0f | %.1f |\n", xgpu::sparse::name(f),

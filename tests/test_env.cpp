@@ -235,3 +235,32 @@ TEST_CASE("XGPU_SCAN_TILE reaches the scans: junk is refused before anything run
         ctx.queue().finish();
     }
 }
+
+TEST_CASE("XGPU_SPMV_FORMAT: one of the words it is given in any case, returned as given; junk names them") {
+    const std::string_view words[] = {"automatic", "csr_scalar", "merge_path"};
+    CHECK(env::parse_spmv_format("merge_path", words) == "merge_path");
+    CHECK(env::parse_spmv_format("MERGE_Path", words) == "merge_path");
+    CHECK(env::parse_spmv_format("Automatic", words) == "automatic");
+    for (const char* v : {"merge", "merge_path ", "", "csr", "csr_scalar\n", "sell"}) {
+        INFO("value '" << v << "'");
+        CHECK_THROWS_AS(env::parse_spmv_format(v, words), InvalidArgument);
+        CHECK_THROWS_WITH(env::parse_spmv_format(v, words), Contains(std::string("XGPU_SPMV_FORMAT='") + v + "'") &&
+                                                                Contains("automatic, csr_scalar, merge_path"));
+    }
+    {
+        ScopedEnv e("XGPU_SPMV_FORMAT", nullptr);
+        CHECK_FALSE(env::spmv_format(words));
+    }
+    {
+        ScopedEnv e("XGPU_SPMV_FORMAT", "");
+        CHECK_FALSE(env::spmv_format(words));
+    }
+    {
+        ScopedEnv e("XGPU_SPMV_FORMAT", "CSR_SCALAR");
+        CHECK(env::spmv_format(words) == "csr_scalar");
+    }
+    {
+        ScopedEnv e("XGPU_SPMV_FORMAT", "ell");
+        CHECK_THROWS_WITH(env::spmv_format(words), Contains("XGPU_SPMV_FORMAT='ell' is not valid"));
+    }
+}

@@ -1,10 +1,15 @@
 // SpMV y = alpha*A*x + beta*y in every format against a host product in double precision, on
-// every backend, on generated matrices (empty rows at the start, middle and end, one dense row
-// among short ones, rectangular, all zeros, complex values, int64 indices) and on the shared
-// Matrix Market files when present; bad input refused before any work.
+// every backend, on fresh random matrices (0x0 and 1x1, empty rows at the start, middle and end,
+// one dense row among short ones, power-law row lengths, rows longer than many merge-path
+// work-groups, rectangular, no entries and all-zero values, complex values, int64 indices), alpha
+// and beta of 0, 1 and other values, y as a strided view, and on the shared Matrix Market files
+// when present; layouts built once; the automatic choice; bad input refused before any work.
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include <xgpu/sparse.hpp>
 
@@ -42,23 +47,31 @@ HostCsr<T, I> generate(std::int64_t rows, std::int64_t cols, std::vector<std::in
 
 template <class T> using Wide = std::conditional_t<std::is_floating_point_v<T>, double, std::complex<double>>;
 
+// How y is passed: a whole array, or every second element of a larger one (a strided view, which
+// spmv computes into a temporary and copies back, reading y first when beta is not 0).
+enum class YKind { contiguous, strided };
+
 template <class T, class I>
-void check(const Context& ctx, const HostCsr<T, I>& h, Format f, T alpha, T beta, const std::string& what) {
-    INFO(what << ": " << h.rows << "x" << h.cols << ", nnz " << h.nnz() << ", format " << name(f) << ", alpha " << alpha
-              << ", beta " << beta);
-    Csr<T, I> a(ctx, h);
+void check(const Context& ctx, const Csr<T, I>& a, const HostCsr<T, I>& h, Format f, T alpha, T beta,
+           const std::string& what, YKind ykind = YKind::contiguous) {
+    INFO(what << ": " << h.rows << "x" << h.cols << ", nnz " << h.nnz() << ", format " << name(f) << " (plan "
+              << name(plan_spmv(a, f).format) << "), alpha " << alpha << ", beta " << beta
+              << (ykind == YKind::strided ? ", y strided" : ""));
     std::vector<T> hx(std::size_t(h.cols)), hy(std::size_t(h.rows));
     for (auto& v : hx)
         v = random_value<T>(-1, 1);
     for (auto& v : hy)
         v = random_value<T>(-1, 1);
-    auto x = to_device<T>(ctx, hx);
-    auto y = to_device<T>(ctx, hy);
-    if (h.rows == 0) y = Array<T>();
-    if (h.cols == 0) x = Array<T>();
-    if (h.rows > 0 || h.cols > 0) {
-        if (h.rows == 0) y = empty<T>(ctx, {0});
-        if (h.cols == 0) x = empty<T>(ctx, {0});
+    Array<T> x = h.cols ? to_device<T>(ctx, hx) : empty<T>(ctx, {0});
+    Array<T> y = h.rows ? to_device<T>(ctx, hy) : empty<T>(ctx, {0});
+    Array<T> y_base; // the array a strided y views, whose other elements must stay as they were
+    std::vector<T> h_base;
+    if (ykind == YKind::strided && h.rows) {
+        h_base.resize(2 * hy.size());
+        for (std::size_t r = 0; r < h_base.size(); ++r)
+            h_base[r] = r % 2 ? random_value<T>(-1, 1) : hy[r / 2];
+        y_base = to_device<T>(ctx, h_base);
+        y = y_base(slice(0, {}, 2));
     }
     spmv(a, x, y, alpha, beta, f);
     const auto got = h.rows ? y.get() : std::vector<T>();
@@ -75,15 +88,39 @@ void check(const Context& ctx, const HostCsr<T, I>& h, Format f, T alpha, T beta
         const Wide<T> want =
             Wide<T>(alpha) * sum + (beta == T(0) ? Wide<T>(0) : Wide<T>(beta) * Wide<T>(hy[std::size_t(r)]));
         const double tol = 16 * eps * (std::abs(Wide<T>(alpha)) * magnitude + std::abs(Wide<T>(beta)) + 1);
+        INFO("row " << r << " of length " << h.row_ptr[std::size_t(r) + 1] - h.row_ptr[std::size_t(r)]);
         REQUIRE(std::abs(Wide<T>(got[std::size_t(r)]) - want) <= tol);
+    }
+    if (!h_base.empty()) {
+        const auto base = y_base.get();
+        for (std::size_t r = 1; r < base.size(); r += 2)
+            REQUIRE(base[r] == h_base[r]);
     }
 }
 
+// Every format (automatic included), with alpha and beta of 1 and 0, 0 and other, other and 1,
+// and random values, and once with y as a strided view.
 template <class T, class I> void all_formats(const Context& ctx, const HostCsr<T, I>& h, const std::string& what) {
-    for (Format f : {Format::automatic, Format::csr_scalar, Format::csr_vector}) {
-        check<T, I>(ctx, h, f, T(1), T(0), what);
-        check<T, I>(ctx, h, f, random_value<T>(-2, 2), random_value<T>(-2, 2), what);
+    const Csr<T, I> a(ctx, h);
+    for (Format f : formats()) {
+        check<T, I>(ctx, a, h, f, T(1), T(0), what);
+        check<T, I>(ctx, a, h, f, T(0), random_value<T>(-2, 2), what);
+        check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), T(1), what);
+        check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), random_value<T>(-2, 2), what);
+        check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), random_value<T>(-2, 2), what, YKind::strided);
     }
+}
+
+// Power-law row lengths (a Zipf-like tail: the longest rows hundreds of times the mean), with
+// empty rows among them, in random row order.
+std::vector<std::int64_t> power_law(std::int64_t rows, std::int64_t cols) {
+    std::vector<std::int64_t> len{};
+    len.resize(std::size_t(rows));
+    std::uniform_real_distribution<double> u(0, 1);
+    for (auto& l : len)
+        l = std::min(cols, std::int64_t(std::floor(0.5 / std::pow(1 - u(test::rng()) * 0.999, 1.5))));
+    len[std::size_t(test::rng()() % std::uint64_t(rows))] = cols; // and one full row
+    return len;
 }
 
 template <class T, class I> void generated_cases(const Context& ctx) {
@@ -98,10 +135,40 @@ template <class T, class I> void generated_cases(const Context& ctx) {
     all_formats(ctx, generate<T, I>(n, n / 7 + 1, len), "tall");
     all_formats(ctx, generate<T, I>(n / 5 + 1, n, std::vector<std::int64_t>(len.begin(), len.begin() + n / 5 + 1)),
                 "wide");
-    all_formats(ctx, generate<T, I>(n, n, std::vector<std::int64_t>(std::size_t(n), 0)), "all zeros");
+    all_formats(ctx, generate<T, I>(n, n, std::vector<std::int64_t>(std::size_t(n), 0)), "no entries");
+    auto zeros = generate<T, I>(n, n, len);
+    std::fill(zeros.values.begin(), zeros.values.end(), T(0));
+    all_formats(ctx, zeros, "all values zero");
     all_formats(ctx, generate<T, I>(1, 1, {1}), "1x1");
+    all_formats(ctx, generate<T, I>(1, 1, {0}), "1x1 empty");
+    all_formats(ctx, HostCsr<T, I>{}, "0x0");
+    all_formats(ctx, generate<T, I>(0, 5, {}), "0x5");
+    all_formats(ctx, generate<T, I>(5, 0, std::vector<std::int64_t>(5, 0)), "5x0");
     std::vector<std::int64_t> long_rows(64, 100); // rows longer than the widest vector
     all_formats(ctx, generate<T, I>(64, 300, long_rows), "long rows");
+    const std::int64_t m = 3000 + std::int64_t(test::rng()() % 3000);
+    all_formats(ctx, generate<T, I>(m, m, power_law(m, m)), "power-law rows");
+}
+
+// Big enough for several merge-path work-groups (a CPU's tile is 131072 steps, a GPU's 2048): a
+// row longer than several tiles, between empty rows, and then runs of rows, so that carries
+// cross work-groups both inside a row and at row ends.
+template <class T, class I> void merge_cases(const Context& ctx) {
+    const std::int64_t cols = 300000 + std::int64_t(test::rng()() % 100000);
+    const Csr<T, I> one(ctx, generate<T, I>(1, cols, {cols}));
+    const auto h_one = one.to_host();
+    check<T, I>(ctx, one, h_one, Format::merge_path, random_value<T>(-2, 2), random_value<T>(-2, 2), "one huge row");
+    std::vector<std::int64_t> len(20000);
+    for (auto& l : len)
+        l = std::int64_t(test::rng()() % 6);
+    len[0] = len[1] = len[len.size() - 1] = 0;
+    len[5000] = cols;
+    len[5001] = 0;
+    len[5002] = cols / 2;
+    const auto h = generate<T, I>(std::int64_t(len.size()), cols, len);
+    const Csr<T, I> a(ctx, h);
+    for (Format f : formats())
+        check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), random_value<T>(-2, 2), "huge rows among short ones");
 }
 
 } // namespace
@@ -113,6 +180,8 @@ TEST_CASE("spmv matches the host in every format, type and index width") {
         generated_cases<std::complex<double>, std::int64_t>(ctx);
         generated_cases<std::complex<float>, std::int32_t>(ctx);
         generated_cases<double, std::int64_t>(ctx);
+        merge_cases<double, std::int32_t>(ctx);
+        merge_cases<std::complex<float>, std::int64_t>(ctx);
         // beta == 0 never reads y: a NaN there does not propagate.
         const auto h = generate<double, std::int32_t>(50, 50, std::vector<std::int64_t>(50, 3));
         Csr<double> a(ctx, h);
@@ -150,9 +219,95 @@ TEST_CASE("spmv refuses bad input before any work") {
         auto both = zeros<double>(ctx, {18});
         auto xs = both(slice(0, 8)), ys = both(slice(8, 18));
         CHECK_THROWS_WITH(spmv(a, xs, ys), Contains("y shares memory with x"));
-        CHECK_THROWS_WITH(parse_format("ell"), Contains("'ell' is not an SpMV format"));
+        CHECK_THROWS_AS(parse_format("ell"), InvalidArgument);
+        CHECK_THROWS_WITH(parse_format("ell"),
+                          Contains("'ell' is not an SpMV format: automatic, csr_scalar, csr_vector, merge_path, sell"));
+        CHECK_THROWS_WITH(parse_format("sell "), Contains("'sell ' is not an SpMV format"));
+        CHECK_THROWS_WITH(parse_format(""), Contains("'' is not an SpMV format"));
         CHECK(parse_format("CSR_Vector") == Format::csr_vector);
+        CHECK(parse_format("Merge_Path") == Format::merge_path);
+        CHECK(parse_format("SELL") == Format::sell);
+        for (Format f : formats())
+            CHECK(parse_format(name(f)) == f);
         CHECK(plan_spmv(a, Format::csr_scalar).lanes == 1);
         CHECK(plan_spmv(a, Format::csr_vector).lanes == 2);
+        CHECK(plan_spmv(a, Format::merge_path).items > 0);
+        const auto sell = plan_spmv(a, Format::sell);
+        CHECK(sell.chunk > 0);
+        CHECK(sell.sigma % sell.chunk == 0);
+    }
+}
+
+TEST_CASE("spmv builds a format's layout once and keeps it with the matrix") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto h = generate<double, std::int32_t>(300, 300, power_law(300, 300));
+        const Csr<double> a(ctx, h);
+        CHECK_FALSE(a.build_ms(Format::sell));
+        check<double, std::int32_t>(ctx, a, h, Format::sell, 1.0, 0.0, "first product");
+        const auto first = a.build_ms(Format::sell);
+        REQUIRE(first);
+        CHECK(*first >= 0);
+        const Csr<double> copy = a; // copies share the layout
+        REQUIRE(copy.build_ms(Format::sell));
+        for (int i = 0; i < 3; ++i) {
+            check<double, std::int32_t>(ctx, copy, h, Format::sell, 2.0, 0.5, "later product");
+            CHECK(*a.build_ms(Format::sell) == *first); // not rebuilt
+        }
+        // The formats that run on the CSR arrays build nothing.
+        check<double, std::int32_t>(ctx, a, h, Format::merge_path, 1.0, 0.0, "merge path");
+        CHECK_FALSE(a.build_ms(Format::merge_path));
+        CHECK_FALSE(a.build_ms(Format::csr_vector));
+        // Another matrix builds its own.
+        const Csr<double> b(ctx, h);
+        CHECK_FALSE(b.build_ms(Format::sell));
+        CHECK_FALSE(Csr<double>().build_ms(Format::sell));
+    }
+}
+
+TEST_CASE("automatic picks csr_scalar for short even rows and a GPU format for power-law rows") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const bool cpu = ctx.device().type() == DeviceType::cpu;
+        const auto even = generate<double, std::int32_t>(1000, 1000, std::vector<std::int64_t>(1000, 5));
+        CHECK(plan_spmv(Csr<double>(ctx, even)).format == Format::csr_scalar);
+        std::vector<std::int64_t> len(4000, 4);
+        len[17] = 3000;
+        const Csr<double> skewed(ctx, generate<double, std::int32_t>(4000, 4000, len));
+        CHECK(plan_spmv(skewed).format == (cpu ? Format::csr_scalar : Format::merge_path));
+        const Csr<double> dense_rows(ctx,
+                                     generate<double, std::int32_t>(200, 200, std::vector<std::int64_t>(200, 150)));
+        CHECK(plan_spmv(dense_rows).format == (cpu ? Format::csr_scalar : Format::csr_vector));
+        CHECK(plan_spmv(skewed, Format::sell).format == Format::sell); // an explicit format is kept
+    }
+}
+
+TEST_CASE("XGPU_SPMV_FORMAT overrides the automatic choice; junk is refused naming the formats") {
+    struct ScopedFormat { // sets XGPU_SPMV_FORMAT for one scope
+        std::optional<std::string> old;
+        explicit ScopedFormat(const char* v) {
+            if (const char* o = std::getenv("XGPU_SPMV_FORMAT")) old = o;
+            ::setenv("XGPU_SPMV_FORMAT", v, 1);
+        }
+        ~ScopedFormat() { old ? ::setenv("XGPU_SPMV_FORMAT", old->c_str(), 1) : ::unsetenv("XGPU_SPMV_FORMAT"); }
+    };
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto h = generate<double, std::int32_t>(100, 100, std::vector<std::int64_t>(100, 3));
+        const Csr<double> a(ctx, h);
+        {
+            ScopedFormat e("Merge_Path");
+            CHECK(plan_spmv(a).format == Format::merge_path);
+            CHECK(plan_spmv(a, Format::sell).format == Format::sell); // an explicit format wins
+            check<double, std::int32_t>(ctx, a, h, Format::automatic, 1.5, -0.5, "XGPU_SPMV_FORMAT=Merge_Path");
+        }
+        {
+            ScopedFormat e("sell");
+            check<double, std::int32_t>(ctx, a, h, Format::automatic, 1.0, 0.0, "XGPU_SPMV_FORMAT=sell");
+            CHECK(a.build_ms(Format::sell));
+        }
+        {
+            ScopedFormat e("ellpack");
+            CHECK_THROWS_AS(plan_spmv(a), InvalidArgument);
+            CHECK_THROWS_WITH(plan_spmv(a), Contains("XGPU_SPMV_FORMAT='ellpack' is not valid") &&
+                                                Contains("automatic, csr_scalar, csr_vector, merge_path, sell"));
+        }
     }
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "xgpu/error.hpp"
 
@@ -17,13 +18,6 @@ constexpr std::uint64_t max_tile_elements = std::uint64_t(1) << 20;
 
 char lower(char c) {
     return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
-}
-
-bool equal_nocase(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i])) return false;
-    return true;
 }
 
 [[noreturn]] void invalid(std::string_view name, std::string_view value, std::string_view accepted) {
@@ -50,6 +44,13 @@ bool switch_or(const char* name, bool unset) {
 
 } // namespace
 
+bool equal_nocase(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (lower(a[i]) != lower(b[i])) return false;
+    return true;
+}
+
 std::optional<std::string> value(const char* name) {
     const char* v = std::getenv(name);
     if (!v || !*v) return std::nullopt;
@@ -68,6 +69,12 @@ std::string parse_backend(std::string_view value) {
     for (const char* b : {"cuda", "opencl", "auto"})
         if (equal_nocase(value, b)) return b;
     invalid("XGPU_BACKEND", value, "accepted values are cuda, opencl and auto (in any case)");
+}
+
+std::string parse_spmv_format(std::string_view value, std::span<const std::string_view> formats) {
+    for (std::string_view f : formats)
+        if (equal_nocase(value, f)) return std::string(f);
+    invalid("XGPU_SPMV_FORMAT", value, fmt::format("accepted values are {} (in any case)", fmt::join(formats, ", ")));
 }
 
 ScanTile parse_scan_tile(std::string_view value) {
@@ -121,6 +128,12 @@ bool profile_enabled() {
 
 std::optional<std::string> dump_kernels() {
     return value("XGPU_DUMP_KERNELS");
+}
+
+std::optional<std::string> spmv_format(std::span<const std::string_view> formats) {
+    const auto v = value("XGPU_SPMV_FORMAT");
+    if (!v) return std::nullopt;
+    return parse_spmv_format(*v, formats);
 }
 
 std::optional<ScanTile> scan_tile() {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,9 @@ namespace xgpu::detail::env {
 
 // The variable's value, or nothing when it is unset or empty.
 std::optional<std::string> value(const char* name);
+
+// Equal ignoring ASCII case: how every word here is compared.
+bool equal_nocase(std::string_view a, std::string_view b);
 
 // on|off words: on, 1, true, yes / off, 0, false, no.
 bool parse_switch(std::string_view name, std::string_view value);
@@ -23,6 +27,10 @@ std::string parse_backend(std::string_view value);
 
 // XGPU_SCAN_TILE=<wg>x<k>[s|d]: work-group size (a power of two, at most 1024), elements per
 // work-item (a tile wg*k of 2 to 2^20 elements), and s (staged) or d (direct) if given.
+// XGPU_SPMV_FORMAT: one of `formats` (the sparse module passes its format names, so the list lives
+// there), returned as listed there.
+std::string parse_spmv_format(std::string_view value, std::span<const std::string_view> formats);
+
 struct ScanTile {
     unsigned wg, k;
     std::optional<bool> staged;
@@ -36,5 +44,6 @@ bool pool_enabled();                       // XGPU_POOL, on when unset
 bool profile_enabled();                    // XGPU_PROFILE, off when unset
 std::optional<ScanTile> scan_tile();       // XGPU_SCAN_TILE
 std::optional<std::string> dump_kernels(); // XGPU_DUMP_KERNELS: a directory (free text)
+std::optional<std::string> spmv_format(std::span<const std::string_view> formats); // XGPU_SPMV_FORMAT
 
 } // namespace xgpu::detail::env

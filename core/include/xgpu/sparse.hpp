@@ -17,6 +17,8 @@
 #include <complex>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -150,6 +152,27 @@ void write_matrix_market(const std::string& path, const HostCsr<T, I>& a, const 
 
 // ---- On a context -------------------------------------------------------------------------------
 
+// The device formats SpMV runs in (the products are below Csr).
+//   csr_scalar: a row per work-item (the CPU shape; on CPUs a block of rows per work-item);
+//   csr_vector: a slice of a work-group per row, as wide as the mean row length (2 to 32);
+//   merge_path: load-balanced CSR (Merrill and Garland 2016): every work-item takes an equal share
+//               of rows plus entries, whatever the row lengths;
+//   sell:       SELL-C-sigma (Kreutzer et al. 2014): chunks of C rows sorted by length within
+//               windows of sigma rows, padded per chunk, column-major inside a chunk;
+//   automatic:  chosen from the row statistics and the device (XGPU_SPMV_FORMAT overrides it).
+// sell keeps its device layout with the matrix, built from the CSR on first use; the others run
+// on the CSR arrays themselves.
+enum class Format { automatic, csr_scalar, csr_vector, merge_path, sell };
+// Every format, automatic first.
+std::span<const Format> formats();
+const char* name(Format f);
+// A format's name (any case); throws InvalidArgument naming the value and the accepted names.
+Format parse_format(std::string_view value);
+
+namespace detail {
+class LayoutCache;
+}
+
 // The matrix on a context: CSR arrays in device memory, with its shape, row statistics and
 // diagonal. A handle: copies share the device arrays. Validated before anything is uploaded.
 template <Value T, Index I = std::int32_t> class Csr {
@@ -180,29 +203,34 @@ public:
     void apply(const Array<T>& x, Array<T>& y) const;
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
 
+    // The milliseconds it took to build format f's device layout from the CSR (download,
+    // conversion on the host, upload), once built: spmv builds it on its first call in f and
+    // reuses it after (copies of the matrix share it). Nothing before that, and nothing for the
+    // formats that run on the CSR arrays themselves.
+    std::optional<double> build_ms(Format f) const;
+
+    // The layouts built from this matrix (internal: the format builders in core/src/sparse).
+    detail::LayoutCache& layouts() const { return *layouts_; }
+
 private:
     Context ctx_;
     std::int64_t rows_ = 0, cols_ = 0;
     RowStats stats_;
     Array<I> row_ptr_, col_idx_;
     Array<T> values_, diagonal_;
+    std::shared_ptr<detail::LayoutCache> layouts_;
 };
 
 // ---- Sparse matrix-vector products ---------------------------------------------------------------
 
-// The device formats SpMV runs in. csr_scalar: a row per work-item (the CPU shape); csr_vector:
-// a slice of a work-group per row, as wide as the mean row length (2 to 32 work-items).
-// automatic: chosen from the row statistics and the device (XGPU_SPMV_FORMAT overrides it).
-enum class Format { automatic, csr_scalar, csr_vector };
-const char* name(Format f);
-// "automatic", "csr_scalar" or "csr_vector" (any case); throws InvalidArgument naming the value.
-Format parse_format(std::string_view value);
-
-// The format and, for csr_vector, the work-items per row that `f` means for A on its device.
+// What `f` means for A on its device: the format (never automatic) and its launch shape.
 struct SpmvPlan {
     Format format;
-    unsigned lanes; // work-items per row
-    unsigned rows;  // rows per work-item (one lane)
+    unsigned lanes;     // csr: work-items per row
+    unsigned rows;      // csr: rows per work-item (one lane)
+    unsigned items = 0; // merge_path: merge items (rows plus entries) per work-item
+    unsigned chunk = 0; // sell: C, the rows of a chunk
+    unsigned sigma = 0; // sell: the rows of a sorting window (a multiple of C)
 };
 template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f = Format::automatic);
 

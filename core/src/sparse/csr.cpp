@@ -2,6 +2,7 @@
 // and the diagonal are computed there too (one pass each), so later format choices read them
 // without touching the device.
 #include "build.hpp"
+#include "layout.hpp"
 
 namespace xgpu::sparse {
 
@@ -21,6 +22,11 @@ Csr<T, I>::Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, std::sp
     col_idx_ = to_device<I>(ctx, col_idx);
     values_ = to_device<T>(ctx, values);
     diagonal_ = to_device<T>(ctx, detail::diagonal<T, I>(rows, cols, row_ptr, col_idx, values));
+    layouts_ = std::make_shared<detail::LayoutCache>();
+}
+
+template <Value T, Index I> std::optional<double> Csr<T, I>::build_ms(Format f) const {
+    return layouts_ ? layouts_->build_ms(f) : std::nullopt;
 }
 
 template <Value T, Index I> HostCsr<T, I> Csr<T, I>::to_host() const {

@@ -1,7 +1,11 @@
-// SpMV in CSR: one generated kernel per (value type, index type, lanes, work-group size) from
-// kernels/spmv_csr.kernel; the format (scalar or vector, and the vector's width) is chosen from
-// the matrix's row statistics and the device type.
+// SpMV: the format names, the planner (which format and launch shape for a matrix on its device),
+// the checks every product passes, the dispatch to a format's launcher, and the CSR launcher
+// (scalar and vector, kernels/spmv_csr.kernel). The other formats launch from their own files
+// (merge.cpp, sell.cpp) through the pieces in spmv.hpp.
+#include "spmv.hpp"
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -11,28 +15,102 @@
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
 #include "../env.hpp"
-#include "xgpu/sparse.hpp"
 
 namespace xgpu::sparse {
 
+namespace {
+
+// Every format with its name, in the enum's order.
+constexpr std::array<Format, 5> all_formats = {Format::automatic, Format::csr_scalar, Format::csr_vector,
+                                               Format::merge_path, Format::sell};
+constexpr std::array<std::string_view, 5> format_names = {"automatic", "csr_scalar", "csr_vector", "merge_path",
+                                                          "sell"};
+
+} // namespace
+
+std::span<const Format> formats() {
+    return all_formats;
+}
+
 const char* name(Format f) {
-    switch (f) {
-    case Format::automatic: return "automatic";
-    case Format::csr_scalar: return "csr_scalar";
-    default: return "csr_vector";
-    }
+    const auto i = std::size_t(f);
+    return i < format_names.size() ? format_names[i].data() : "unknown";
 }
 
 Format parse_format(std::string_view value) {
-    for (Format f : {Format::automatic, Format::csr_scalar, Format::csr_vector}) {
-        const std::string_view n = name(f);
-        if (n.size() == value.size() && std::equal(n.begin(), n.end(), value.begin(), [](char a, char b) {
-                return a == (b >= 'A' && b <= 'Z' ? char(b - 'A' + 'a') : b);
-            }))
-            return f;
-    }
-    throw InvalidArgument(fmt::format("xgpu: '{}' is not an SpMV format: automatic, csr_scalar or csr_vector", value));
+    for (std::size_t i = 0; i < format_names.size(); ++i)
+        if (xgpu::detail::env::equal_nocase(value, format_names[i])) return all_formats[i];
+    throw InvalidArgument(
+        fmt::format("xgpu: '{}' is not an SpMV format: {} (in any case)", value, fmt::join(format_names, ", ")));
 }
+
+namespace detail {
+
+namespace {
+
+template <class T> std::string ops(std::string_view what) {
+    constexpr DType t = dtype_v<T>;
+    const char* d = codegen::device_type(t);
+    if constexpr (std::is_arithmetic_v<T>) {
+        if (what == "shuffle") return "XGPU_SHUFFLE_DOWN(v, o)";
+        return what == "zero" ? fmt::format("({})0", d) : what == "add" ? "a + b" : "a * b";
+    } else {
+        if (what == "shuffle") return fmt::format("{}_make(XGPU_SHUFFLE_DOWN(v.re, o), XGPU_SHUFFLE_DOWN(v.im, o))", d);
+        return what == "zero" ? fmt::format("{}_make(0, 0)", d) : fmt::format("{}_{}(a, b)", d, what);
+    }
+}
+
+} // namespace
+
+template <Value T, Index I> std::string spmv_support() {
+    return codegen::fill("spmv.h", {{"array_h", codegen::kernel_file("array.h")},
+                                    {"value", codegen::device_type(dtype_v<T>)},
+                                    {"index", codegen::device_type(dtype_v<I>)},
+                                    {"zero", ops<T>("zero")},
+                                    {"add", ops<T>("add")},
+                                    {"mul", ops<T>("mul")},
+                                    {"shuffle", ops<T>("shuffle")}});
+}
+
+template <Value T, Index I> std::string spmv_key(const char* family) {
+    return fmt::format("spmv_{}|{}|{}", family, name(dtype_v<T>), name(dtype_v<I>));
+}
+
+unsigned group_size(const Context& ctx) {
+    const std::size_t max = ctx.device().info().max_work_group_size;
+    return max && max < 256 ? unsigned(max) : 256u;
+}
+
+Grid spmv_grid(std::uint64_t groups, unsigned wg) {
+    const std::uint64_t row_groups = (std::uint64_t(1) << 30) / wg;
+    if (groups <= row_groups) return Grid{Range(std::size_t(groups) * wg, 1), Range(wg, 1)};
+    return Grid{Range(std::size_t(row_groups) * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
+}
+
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c) {
+    const Context& ctx = c.a.context();
+    const SpmvPlan& plan = c.plan;
+    const unsigned wg = std::max(group_size(ctx), plan.lanes);
+    const std::string key = fmt::format("{}|g{}l{}r{}", spmv_key<T, I>("csr"), wg, plan.lanes, plan.rows);
+    const Kernel k = xgpu::detail::generated_kernel(
+        ctx, key,
+        [&] {
+            return codegen::fill("spmv_csr.kernel", {{"spmv_h", spmv_support<T, I>()},
+                                                     {"group_size", std::to_string(wg)},
+                                                     {"lanes", std::to_string(plan.lanes)},
+                                                     {"rows", std::to_string(plan.rows)}});
+        },
+        "xgpu_spmv_csr");
+    const std::uint64_t rows = std::uint64_t(c.a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows;
+    const auto& d = [](const auto& arr) { return arr.desc(); };
+    const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
+    k.launch(ctx.current_queue(), spmv_grid((rows + per_group - 1) / per_group, wg), d(c.a.row_ptr()).buffer,
+             std::int64_t(d(c.a.row_ptr()).offset), d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset),
+             d(c.a.values()).buffer, std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset),
+             d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows);
+}
+
+} // namespace detail
 
 namespace {
 
@@ -44,25 +122,8 @@ unsigned lanes_for(double mean) {
     return lanes;
 }
 
-unsigned group_size(const Context& ctx) {
-    const std::size_t max = ctx.device().info().max_work_group_size;
-    return max && max < 256 ? unsigned(max) : 256u;
-}
-
-template <class T> std::string ops(const char* what) {
-    constexpr DType t = dtype_v<T>;
-    const char* d = codegen::device_type(t);
-    if constexpr (std::is_arithmetic_v<T>) {
-        const std::string_view w = what;
-        return w == "zero" ? fmt::format("({})0", d) : w == "add" ? "a + b" : "a * b";
-    } else {
-        const std::string_view w = what;
-        return w == "zero" ? fmt::format("{}_make(0, 0)", d) : fmt::format("{}_{}(a, b)", d, what);
-    }
-}
-
 // Whether two arrays may touch the same bytes.
-bool may_overlap(const detail::ArrayDesc& a, const detail::ArrayDesc& b) {
+bool may_overlap(const xgpu::detail::ArrayDesc& a, const xgpu::detail::ArrayDesc& b) {
     return a.buffer && a.buffer == b.buffer;
 }
 
@@ -73,30 +134,35 @@ template <Value T> Array<T> contiguous(const Array<T>& a) {
 } // namespace
 
 template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
-    if (f == Format::automatic) {
-        if (const auto v = detail::env::value("XGPU_SPMV_FORMAT")) {
-            try {
-                f = parse_format(*v);
-            } catch (const InvalidArgument&) {
-                throw InvalidArgument(fmt::format("xgpu: XGPU_SPMV_FORMAT='{}' is not valid: automatic, csr_scalar "
-                                                  "or csr_vector",
-                                                  *v));
-            }
-        }
-    }
-    const bool cpu = a.context().device().type() == DeviceType::cpu;
+    if (f == Format::automatic)
+        if (const auto v = xgpu::detail::env::spmv_format(format_names)) f = parse_format(*v);
+    const Context& ctx = a.context();
+    const bool cpu = ctx.device().type() == DeviceType::cpu;
     if (f == Format::automatic) {
         // CPUs run blocks of rows per work-item fastest. GPUs: a row per work-item while rows are
         // short and even (on the H200, 2-D Poisson 4096^2 f64: 3714 GB/s against 1317 for 8 lanes
-        // a row); lanes share a row once rows are long or uneven, where one work-item's row would
-        // hold up its neighbours.
+        // a row). Uneven rows, where a few rows are far longer than the mean (power-law degree
+        // distributions: the longest row over 16 times the mean and over 64 entries): the merge
+        // path, whose work-items all do the same work however long the rows (a vector of lanes
+        // sized from the mean would leave one warp walking the longest row while the rest idle).
+        // Otherwise lanes share a row once rows are long, so each row's entries stream in.
+        // (The uneven rule is Merrill and Garland's observation, not yet measured here on a GPU.)
         const RowStats& s = a.row_stats();
         const bool short_even = s.mean <= 12 && double(s.max) <= 4 * s.mean + 16;
-        f = cpu || short_even || s.mean < 1.5 ? Format::csr_scalar : Format::csr_vector;
+        const bool uneven = double(s.max) > 16 * s.mean && s.max > 64;
+        f = cpu || short_even || s.mean < 1.5 ? Format::csr_scalar : uneven ? Format::merge_path : Format::csr_vector;
     }
-    if (f == Format::csr_vector) return {f, lanes_for(a.row_stats().mean), 1u};
-    // A row per work-item; on CPUs a block of rows, so that each work-item streams its entries.
-    return {f, 1u, cpu ? 32u : 1u};
+    switch (f) {
+    case Format::csr_vector: return {f, lanes_for(a.row_stats().mean), 1u};
+    case Format::merge_path: return {f, 1u, 1u, detail::merge_items(ctx)};
+    case Format::sell: {
+        SpmvPlan p{f, 1u, 1u};
+        detail::sell_shape(ctx, p.chunk, p.sigma);
+        return p;
+    }
+    default: // A row per work-item; on CPUs a block of rows, so that each work-item streams its entries.
+        return {Format::csr_scalar, 1u, cpu ? 32u : 1u};
+    }
 }
 
 template <Value T, Index I>
@@ -127,37 +193,13 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
     }
     const Array<T> x = contiguous(x_in);
     Array<T> out = y.desc().is_c_contiguous() ? y : empty<T>(ctx, y.shape());
-    const unsigned wg = std::max(group_size(ctx), plan.lanes);
-    const std::string key =
-        fmt::format("spmv_csr|{}|{}|g{}l{}r{}", name(dtype_v<T>), name(dtype_v<I>), wg, plan.lanes, plan.rows);
-    const Kernel k = detail::generated_kernel(
-        ctx, key,
-        [&] {
-            const std::string g = std::to_string(wg), l = std::to_string(plan.lanes), r = std::to_string(plan.rows);
-            return codegen::fill("spmv_csr.kernel", {{"array_h", codegen::kernel_file("array.h")},
-                                                     {"group_size", g},
-                                                     {"lanes", l},
-                                                     {"rows", r},
-                                                     {"value", codegen::device_type(dtype_v<T>)},
-                                                     {"index", codegen::device_type(dtype_v<I>)},
-                                                     {"zero", ops<T>("zero")},
-                                                     {"add", ops<T>("add")},
-                                                     {"mul", ops<T>("mul")}});
-        },
-        "xgpu_spmv_csr");
-    const std::uint64_t rows = std::uint64_t(a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows,
-                        groups = (rows + per_group - 1) / per_group;
-    const std::size_t row_groups = (std::size_t(1) << 30) / wg;
-    const Grid grid =
-        groups <= row_groups
-            ? Grid{Range(std::size_t(groups) * wg, 1), Range(wg, 1)}
-            : Grid{Range(row_groups * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
-    const auto& d = [](const auto& arr) { return arr.desc(); };
-    const std::uint32_t beta_zero = beta == T(0) ? 1 : 0;
-    k.launch(ctx.current_queue(), grid, d(a.row_ptr()).buffer, std::int64_t(d(a.row_ptr()).offset),
-             d(a.col_idx()).buffer, std::int64_t(d(a.col_idx()).offset), d(a.values()).buffer,
-             std::int64_t(d(a.values()).offset), d(x).buffer, std::int64_t(d(x).offset), d(out).buffer,
-             std::int64_t(d(out).offset), alpha, beta, beta_zero, rows);
+    if (beta != T(0) && !(out.desc().buffer == y.desc().buffer)) out.assign(y); // beta * y reads it
+    const detail::SpmvCall<T, I> call{a, x, out, alpha, beta, plan};
+    switch (plan.format) {
+    case Format::merge_path: detail::spmv_merge(call); break;
+    case Format::sell: detail::spmv_sell(call); break;
+    default: detail::spmv_csr(call); break;
+    }
     if (!(out.desc().buffer == y.desc().buffer)) y.assign(out);
 }
 
@@ -172,7 +214,10 @@ template <Value T, Index I> void Csr<T, I>::apply(T alpha, const Array<T>& x, T 
     template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                             \
     template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                                    \
     template void Csr<T, I>::apply(const Array<T>&, Array<T>&) const;                                                  \
-    template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;
+    template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;                                            \
+    template std::string detail::spmv_support<T, I>();                                                                 \
+    template std::string detail::spmv_key<T, I>(const char*);                                                          \
+    template void detail::spmv_csr(const detail::SpmvCall<T, I>&);
 XGPU_SPARSE_TEMPLATES(XGPU_SPMV_INSTANTIATE)
 #undef XGPU_SPMV_INSTANTIATE
 

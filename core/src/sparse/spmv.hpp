@@ -1,0 +1,41 @@
+// What the SpMV formats share: one checked product handed to a format's launcher, the kernel
+// support text (kernels/spmv.h: types, operations on values, the store of a result), the
+// work-group size and the launch grid. Each format's launcher lives in its own file (spmv.cpp:
+// the CSR ones; merge.cpp, sell.cpp) and spmv.cpp dispatches on the plan's format.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "xgpu/sparse.hpp"
+
+namespace xgpu::sparse::detail {
+
+// y = alpha * A * x + beta * y, everything checked: x and y contiguous, A with entries.
+template <Value T, Index I> struct SpmvCall {
+    const Csr<T, I>& a;
+    const Array<T>& x;
+    Array<T>& y;
+    T alpha, beta;
+    const SpmvPlan& plan;
+};
+
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c);
+template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c);
+template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c);
+
+// The launch shapes the planner asks of the formats with their own files.
+unsigned merge_items(const Context& ctx);
+void sell_shape(const Context& ctx, unsigned& chunk, unsigned& sigma);
+
+// kernels/spmv.h filled for T and I, for a skeleton's ${spmv_h} hook.
+template <Value T, Index I> std::string spmv_support();
+// "spmv_<family>|<T>|<I>": the start of a kernel key.
+template <Value T, Index I> std::string spmv_key(const char* family);
+// 256 work-items, or the device's limit where lower.
+unsigned group_size(const Context& ctx);
+// `groups` work-groups of `wg`: 1-D up to 2^30 work-items, 2-D past it (kernels/spmv.h's
+// xgpu_group() flattens both).
+Grid spmv_grid(std::uint64_t groups, unsigned wg);
+
+} // namespace xgpu::sparse::detail
