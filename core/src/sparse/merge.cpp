@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
 #include "spmv.hpp"
 
@@ -40,14 +41,14 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const auto& d = [](const auto& arr) { return arr.desc(); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
-    product.launch(q, spmv_grid(groups, wg), d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
+    product.launch(q, codegen::groups_grid(groups, wg), d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
                    d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset), d(c.a.values()).buffer,
                    std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset), d(c.y).buffer,
                    std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows, nnz, d(carry_row).buffer,
                    d(carry_val).buffer);
     if (groups > 1)
-        carry.launch(q, spmv_grid((groups + wg - 1) / wg, wg), d(carry_row).buffer, d(carry_val).buffer, groups,
-                     d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, rows);
+        carry.launch(q, codegen::groups_grid((groups + wg - 1) / wg, wg), d(carry_row).buffer, d(carry_val).buffer,
+                     groups, d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, rows);
 }
 
 #define XGPU_MERGE_INSTANTIATE(T, I) template void spmv_merge(const SpmvCall<T, I>&);

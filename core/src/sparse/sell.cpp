@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
 #include "layout.hpp"
 #include "spmv.hpp"
@@ -99,9 +100,10 @@ template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c) {
     const auto& d = [](const auto& arr) { return arr.desc(); };
     const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
-    k.launch(ctx.current_queue(), spmv_grid((items + wg - 1) / wg, wg), d(l->chunk_ptr).buffer, o(l->chunk_ptr),
-             d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->col).buffer, o(l->col), d(l->val).buffer,
-             o(l->val), d(c.x).buffer, o(c.x), d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, rows);
+    k.launch(ctx.current_queue(), codegen::groups_grid((items + wg - 1) / wg, wg), d(l->chunk_ptr).buffer,
+             o(l->chunk_ptr), d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->col).buffer, o(l->col),
+             d(l->val).buffer, o(l->val), d(c.x).buffer, o(c.x), d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero,
+             rows);
 }
 
 #define XGPU_SELL_INSTANTIATE(T, I) template void spmv_sell(const SpmvCall<T, I>&);

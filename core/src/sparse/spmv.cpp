@@ -12,6 +12,7 @@
 
 #include "../codegen/elementwise.hpp"
 #include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
 #include "../env.hpp"
@@ -81,12 +82,6 @@ unsigned group_size(const Context& ctx) {
     return max && max < 256 ? unsigned(max) : 256u;
 }
 
-Grid spmv_grid(std::uint64_t groups, unsigned wg) {
-    const std::uint64_t row_groups = (std::uint64_t(1) << 30) / wg;
-    if (groups <= row_groups) return Grid{Range(std::size_t(groups) * wg, 1), Range(wg, 1)};
-    return Grid{Range(std::size_t(row_groups) * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
-}
-
 template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c) {
     const Context& ctx = c.a.context();
     const SpmvPlan& plan = c.plan;
@@ -104,7 +99,7 @@ template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c) {
     const std::uint64_t rows = std::uint64_t(c.a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows;
     const auto& d = [](const auto& arr) { return arr.desc(); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
-    k.launch(ctx.current_queue(), spmv_grid((rows + per_group - 1) / per_group, wg), d(c.a.row_ptr()).buffer,
+    k.launch(ctx.current_queue(), codegen::groups_grid((rows + per_group - 1) / per_group, wg), d(c.a.row_ptr()).buffer,
              std::int64_t(d(c.a.row_ptr()).offset), d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset),
              d(c.a.values()).buffer, std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset),
              d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows);

@@ -34,8 +34,6 @@ template <Value T, Index I> std::string spmv_support();
 template <Value T, Index I> std::string spmv_key(const char* family);
 // 256 work-items, or the device's limit where lower.
 unsigned group_size(const Context& ctx);
-// `groups` work-groups of `wg`: 1-D up to 2^30 work-items, 2-D past it (kernels/spmv.h's
-// xgpu_group() flattens both).
-Grid spmv_grid(std::uint64_t groups, unsigned wg);
+// Launches: codegen::groups_grid (kernels/spmv.h's xgpu_group() flattens its 2-D rows).
 
 } // namespace xgpu::sparse::detail
