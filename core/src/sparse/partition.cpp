@@ -223,7 +223,8 @@ Partition metis_parts(const Graph& g, std::int64_t max_rows) {
     idx_t nparts = idx_t((n + aim - 1) / aim);
     std::vector<std::int64_t> part(std::size_t(n), 0);
     if (nparts > 1) {
-        std::vector<idx_t> xadj(g.ptr.begin(), g.ptr.end()), adjncy(g.adj.begin(), g.adj.end()), where(std::size_t(n));
+        std::vector<idx_t> xadj(g.ptr.begin(), g.ptr.end()), adjncy(g.adj.begin(), g.adj.end());
+        std::vector<idx_t> where(static_cast<std::size_t>(n));
         idx_t nvtxs = idx_t(n), ncon = 1, cut = 0;
         idx_t options[METIS_NOPTIONS];
         METIS_SetDefaultOptions(options);
