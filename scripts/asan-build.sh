@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Configures and builds ./build-asan with tests/sanitizers/clang-asan.cmake (clang, AddressSanitizer
 # and UndefinedBehaviorSanitizer, -O1 with line tables): the library, tests, examples and the
-# libFuzzer harnesses (tests/fuzz). Shared by scripts/sanitize.sh and scripts/fuzz.sh, so that CI
-# builds the library once for both.
+# libFuzzer harnesses (tests/fuzz), with METIS (Debian's is a shared library, so it stays out of
+# ./build, which travels to the GPU machine). Shared by scripts/sanitize.sh and scripts/fuzz.sh,
+# so that CI builds the library once for both.
 #
 #   scripts/asan-build.sh              # everything
 #   scripts/asan-build.sh fuzz_env     # the named targets
@@ -10,10 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-packages.sh cmake make clang libclang-rt-14-dev llvm ocl-icd-opencl-dev opencl-clhpp-headers \
-  pocl-opencl-icd catch2 libfmt-dev
+  pocl-opencl-icd catch2 libfmt-dev libmetis-dev
 
 cmake -S . -B build-asan -DCMAKE_TOOLCHAIN_FILE="$PWD/tests/sanitizers/clang-asan.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXGPU_BUILD_FUZZERS=ON >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXGPU_BUILD_FUZZERS=ON -DXGPU_WITH_METIS=ON >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build build-asan -j"$(nproc)" "${targets[@]}"

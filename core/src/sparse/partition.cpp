@@ -1,0 +1,286 @@
+// Row partitions for the packeted format: the graph of A + A^T, a graph-growing partitioner and,
+// when built with it, METIS.
+#include "partition.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#ifdef XGPU_HAVE_METIS
+#include <metis.h>
+#endif
+
+namespace xgpu::sparse {
+
+const char* name(Partitioner p) {
+    switch (p) {
+    case Partitioner::automatic: return "automatic";
+    case Partitioner::graph_growing: return "graph_growing";
+    case Partitioner::metis: return "metis";
+    }
+    return "?";
+}
+
+bool have_metis() {
+#ifdef XGPU_HAVE_METIS
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::vector<std::int64_t> Partition::part_of() const {
+    std::vector<std::int64_t> of(rows.size());
+    for (std::int64_t p = 0; p < parts(); ++p)
+        for (auto k = part_ptr[std::size_t(p)]; k < part_ptr[std::size_t(p) + 1]; ++k)
+            of[std::size_t(rows[std::size_t(k)])] = p;
+    return of;
+}
+
+namespace detail {
+
+template <Value T, Index I> Graph symmetric_graph(const HostCsr<T, I>& a) {
+    const auto n = std::size_t(a.rows);
+    Graph g;
+    g.ptr.assign(n + 1, 0);
+    for (std::size_t r = 0; r < n; ++r)
+        for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+            if (const auto c = std::size_t(a.col_idx[k]); c != r) {
+                ++g.ptr[r + 1];
+                ++g.ptr[c + 1];
+            }
+    for (std::size_t v = 0; v < n; ++v)
+        g.ptr[v + 1] += g.ptr[v];
+    g.adj.resize(std::size_t(g.ptr[n]));
+    {
+        std::vector<std::int64_t> pos(g.ptr.begin(), g.ptr.end() - 1);
+        for (std::size_t r = 0; r < n; ++r)
+            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+                if (const auto c = std::size_t(a.col_idx[k]); c != r) {
+                    g.adj[std::size_t(pos[r]++)] = std::int64_t(c);
+                    g.adj[std::size_t(pos[c]++)] = std::int64_t(r);
+                }
+    }
+    // Sort and drop the duplicates (an entry present as (r, c) and (c, r), or repeated in a
+    // non-canonical matrix), compacting in place.
+    std::size_t out = 0;
+    std::int64_t begin = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+        const auto b = g.adj.begin() + begin, e = g.adj.begin() + g.ptr[v + 1];
+        std::sort(b, e);
+        const auto last = std::unique(b, e);
+        begin = g.ptr[v + 1];
+        g.ptr[v + 1] = std::int64_t(out + std::size_t(last - b));
+        out = std::size_t(std::copy(b, last, g.adj.begin() + std::ptrdiff_t(out)) - g.adj.begin());
+    }
+    g.adj.resize(out);
+    g.adj.shrink_to_fit();
+    return g;
+}
+
+namespace {
+
+struct Levels {
+    std::size_t count = 0; // levels the search went through
+    std::size_t last = 0;  // where the last one begins in the order
+};
+
+// Breadth-first search over the vertices that `open` allows, from `start`, appending them to
+// `order` in the order reached. `seen` holds a stamp per vertex so that repeated searches need no
+// clearing.
+template <class Open>
+Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order, std::vector<std::uint32_t>& seen,
+           std::uint32_t stamp, Open open) {
+    const std::size_t first = order.size();
+    order.push_back(start);
+    seen[std::size_t(start)] = stamp;
+    Levels levels;
+    std::size_t head = first;
+    while (head < order.size()) {
+        levels.last = head;
+        ++levels.count;
+        const std::size_t end = order.size();
+        for (; head < end; ++head) {
+            const auto v = std::size_t(order[head]);
+            for (auto k = g.ptr[v]; k < g.ptr[v + 1]; ++k)
+                if (const auto u = g.adj[std::size_t(k)]; seen[std::size_t(u)] != stamp && open(u)) {
+                    seen[std::size_t(u)] = stamp;
+                    order.push_back(u);
+                }
+        }
+    }
+    return levels;
+}
+
+// A vertex far from the rest of start's component (George and Liu's pseudo-peripheral node):
+// search from start, move to a vertex of least degree in the last level, repeat while the
+// number of levels grows. A few sweeps suffice; each costs one pass over the component.
+template <class Open>
+std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::uint32_t>& seen, std::uint32_t& stamp,
+                        Open open) {
+    std::vector<std::int64_t> order;
+    std::size_t depth = 0;
+    for (int sweep = 0; sweep < 8; ++sweep) {
+        order.clear();
+        const Levels levels = bfs(g, start, order, seen, ++stamp, open);
+        if (sweep > 0 && levels.count <= depth) break;
+        depth = levels.count;
+        const auto degree = [&](std::int64_t v) { return g.ptr[std::size_t(v) + 1] - g.ptr[std::size_t(v)]; };
+        start = *std::min_element(order.begin() + std::ptrdiff_t(levels.last), order.end(),
+                                  [&](std::int64_t x, std::int64_t y) { return degree(x) < degree(y); });
+    }
+    return start;
+}
+
+// Rows grouped by part, ascending within each part.
+Partition collect(const std::vector<std::int64_t>& part, std::int64_t parts, Partitioner method) {
+    Partition out;
+    out.method = method;
+    out.part_ptr.assign(std::size_t(parts) + 1, 0);
+    for (const auto p : part)
+        ++out.part_ptr[std::size_t(p) + 1];
+    for (std::size_t p = 0; p < std::size_t(parts); ++p)
+        out.part_ptr[p + 1] += out.part_ptr[p];
+    out.rows.resize(part.size());
+    std::vector<std::int64_t> pos(out.part_ptr.begin(), out.part_ptr.end() - 1);
+    for (std::size_t r = 0; r < part.size(); ++r)
+        out.rows[std::size_t(pos[std::size_t(part[r])]++)] = std::int64_t(r);
+    return out;
+}
+
+} // namespace
+
+// Greedy graph growing (in the manner of Farhat's greedy domain decomposition): order the
+// vertices breadth first from a pseudo-peripheral vertex of each component; then grow each part
+// breadth first from the first vertex of that order not yet taken, which lies on the border of
+// the parts already grown, until it holds its share of the rows. The parts of a grid come out as
+// compact blobs that follow each other across it rather than long strips, so the cut is about
+// the perimeter of a part, not its length.
+Partition grow_parts(const Graph& g, std::int64_t max_rows) {
+    const std::int64_t n = g.vertices();
+    if (n == 0) return collect({}, 0, Partitioner::graph_growing);
+    // As many parts as max_rows forces, of even size: no part is left with a few rows.
+    const std::int64_t count = (n + max_rows - 1) / max_rows;
+    const std::int64_t target = (n + count - 1) / count;
+
+    std::vector<std::uint32_t> seen(std::size_t(n), 0);
+    std::uint32_t stamp = 0;
+    std::vector<std::int64_t> order;
+    order.reserve(std::size_t(n));
+    {
+        std::vector<char> placed(std::size_t(n), 0);
+        for (std::int64_t v = 0; v < n; ++v) {
+            if (placed[std::size_t(v)]) continue;
+            const auto open = [&](std::int64_t u) { return !placed[std::size_t(u)]; };
+            const std::size_t from = order.size();
+            bfs(g, peripheral(g, v, seen, stamp, open), order, seen, ++stamp, open);
+            for (std::size_t k = from; k < order.size(); ++k)
+                placed[std::size_t(order[k])] = 1;
+        }
+    }
+
+    std::vector<std::int64_t> part(std::size_t(n), -1);
+    std::vector<std::int64_t> queue;
+    std::int64_t parts = 0, taken = 0;
+    std::size_t cursor = 0;
+    while (taken < n) {
+        std::int64_t size = 0;
+        // A part whose region runs out before it is full continues from the next seed.
+        while (size < target && taken < n) {
+            while (part[std::size_t(order[cursor])] >= 0)
+                ++cursor;
+            queue.assign(1, order[cursor]);
+            part[std::size_t(order[cursor])] = parts;
+            ++size, ++taken;
+            for (std::size_t head = 0; head < queue.size() && size < target; ++head) {
+                const auto v = std::size_t(queue[head]);
+                for (auto k = g.ptr[v]; k < g.ptr[v + 1] && size < target; ++k)
+                    if (const auto u = g.adj[std::size_t(k)]; part[std::size_t(u)] < 0) {
+                        part[std::size_t(u)] = parts;
+                        queue.push_back(u);
+                        ++size, ++taken;
+                    }
+            }
+        }
+        ++parts;
+    }
+    return collect(part, parts, Partitioner::graph_growing);
+}
+
+#ifdef XGPU_HAVE_METIS
+Partition metis_parts(const Graph& g, std::int64_t max_rows) {
+    const std::int64_t n = g.vertices();
+    if (n == 0) return collect({}, 0, Partitioner::metis);
+    constexpr auto top = std::int64_t(std::numeric_limits<idx_t>::max());
+    if (n > top || g.ptr.back() > top)
+        throw InvalidArgument(fmt::format("xgpu: sparse: METIS: a graph of {} vertices and {} edges does not fit "
+                                          "this METIS's {}-bit indices: use the graph_growing partitioner",
+                                          n, g.ptr.back() / 2, IDXTYPEWIDTH));
+    // METIS balances parts to within 3% (its default for k-way), so aim 5% under the limit; a
+    // part that still overflows is split below.
+    const std::int64_t aim = std::max<std::int64_t>(1, max_rows - (max_rows + 19) / 20);
+    idx_t nparts = idx_t((n + aim - 1) / aim);
+    std::vector<std::int64_t> part(std::size_t(n), 0);
+    if (nparts > 1) {
+        std::vector<idx_t> xadj(g.ptr.begin(), g.ptr.end()), adjncy(g.adj.begin(), g.adj.end());
+        std::vector<idx_t> where(static_cast<std::size_t>(n));
+        idx_t nvtxs = idx_t(n), ncon = 1, cut = 0;
+        idx_t options[METIS_NOPTIONS];
+        METIS_SetDefaultOptions(options);
+        options[METIS_OPTION_NUMBERING] = 0;
+        options[METIS_OPTION_SEED] = 1; // deterministic
+        options[METIS_OPTION_UFACTOR] = 30;
+        const int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, nullptr,
+                                           &nparts, nullptr, nullptr, options, &cut, where.data());
+        if (rc != METIS_OK)
+            throw Error(fmt::format("xgpu: sparse: METIS_PartGraphKway failed ({}) on a graph of {} vertices "
+                                    "into {} parts",
+                                    rc == METIS_ERROR_INPUT    ? "METIS_ERROR_INPUT"
+                                    : rc == METIS_ERROR_MEMORY ? "METIS_ERROR_MEMORY"
+                                                               : "METIS_ERROR",
+                                    n, nparts));
+        part.assign(where.begin(), where.end());
+    }
+    // Drop empty parts and split any over max_rows into consecutive runs of its rows.
+    Partition raw = collect(part, std::max<std::int64_t>(nparts, 1), Partitioner::metis);
+    Partition out;
+    out.method = Partitioner::metis;
+    out.rows = std::move(raw.rows);
+    for (std::int64_t p = 0; p < raw.parts(); ++p)
+        for (auto b = raw.part_ptr[std::size_t(p)]; b < raw.part_ptr[std::size_t(p) + 1]; b += max_rows)
+            out.part_ptr.push_back(std::min(b + max_rows, raw.part_ptr[std::size_t(p) + 1]));
+    return out;
+}
+#endif
+
+} // namespace detail
+
+template <Value T, Index I> Partition partition_rows(const HostCsr<T, I>& a, std::int64_t max_rows, Partitioner how) {
+    if (a.rows != a.cols)
+        throw InvalidArgument(
+            fmt::format("xgpu: sparse: row partitions need a square matrix, not {} x {}", a.rows, a.cols));
+    if (max_rows < 1)
+        throw InvalidArgument(
+            fmt::format("xgpu: sparse: a part must be allowed at least one row (max_rows {})", max_rows));
+    if (how == Partitioner::metis && !have_metis())
+        throw InvalidArgument("xgpu: sparse: the metis partitioner was asked for, but this build of xgpu has no "
+                              "METIS (configure with -DXGPU_WITH_METIS=ON where libmetis is installed)");
+    a.validate();
+    const detail::Graph g = detail::symmetric_graph(a);
+#ifdef XGPU_HAVE_METIS
+    if (how == Partitioner::metis) return detail::metis_parts(g, max_rows);
+    if (how == Partitioner::automatic && g.vertices() <= std::numeric_limits<idx_t>::max() &&
+        g.ptr.back() <= std::numeric_limits<idx_t>::max())
+        return detail::metis_parts(g, max_rows);
+#endif
+    return detail::grow_parts(g, max_rows);
+}
+
+#define XGPU_PARTITION_INSTANTIATE(T, I)                                                                               \
+    template Partition partition_rows(const HostCsr<T, I>&, std::int64_t, Partitioner);                                \
+    template detail::Graph detail::symmetric_graph(const HostCsr<T, I>&);
+XGPU_SPARSE_TEMPLATES(XGPU_PARTITION_INSTANTIATE)
+#undef XGPU_PARTITION_INSTANTIATE
+
+} // namespace xgpu::sparse
