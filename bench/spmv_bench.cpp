@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <xgpu/array.hpp>
+#include <xgpu/codegen.hpp>
 #include <xgpu/operator.hpp>
 #include <xgpu/sparse.hpp>
 
@@ -182,6 +183,16 @@ int main(int argc, char** argv) try {
         const double ms = time_ms(ctx, reps, [&] { lap.apply(x, y); });
         std::printf("| matrix-free 5-point stencil (x and y counted) | %.3f | %.0f | %.1f |\n", ms,
                     double(n * n) * 16 / (ms * 1e6), double(h.nnz()) * 2 / (ms * 1e6));
+        if (!cpu)
+            for (unsigned items : {2u, 4u}) { // the same kernel with more points per work-item
+                xgpu::LaunchShape shape =
+                    xgpu::default_launch_shape(ctx, xgpu::KernelFamily::elementwise, xgpu::DType::float64);
+                shape.items = items;
+                xgpu::LaunchShapeScope scope(xgpu::KernelFamily::elementwise, shape);
+                const double t = time_ms(ctx, reps, [&] { lap.apply(x, y); });
+                std::printf("| matrix-free 5-point stencil, shape %s | %.3f | %.0f | %.1f |\n", shape.key().c_str(), t,
+                            double(n * n) * 16 / (t * 1e6), double(h.nnz()) * 2 / (t * 1e6));
+            }
     }
     if (p > 0) {
         host_ms = ms_of([&] { h = powerlaw(std::int64_t(1) << p); });

@@ -288,7 +288,8 @@ template <class GetKernel>
 void run_all(const Context& ctx, GetKernel&& k, const Geometry& g, const ReduceSpec& s, std::vector<KernelArg> args,
              std::uint64_t n, const ArrayDesc& out) {
     const std::uint32_t final = g.groups == 1;
-    Buffer partial = ctx.pool().allocate(g.groups * s.acc_bytes);
+    // One group writes the result itself and no partials (the small reductions whose latency counts).
+    Buffer partial = final ? out.buffer : ctx.pool().allocate(g.groups * s.acc_bytes);
     const std::int64_t off = out.offset;
     const std::uint64_t groups = g.groups;
     args.push_back(make_arg(partial));
