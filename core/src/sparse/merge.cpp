@@ -22,14 +22,27 @@ unsigned merge_items(const Context& ctx) {
     return ctx.device().type() == DeviceType::cpu ? 512u : 8u;
 }
 
+// Whether a tile's row ends (one index each, plus one) fit the device's static local memory beside
+// the carries, on a GPU.
+bool merge_staged(const Context& ctx, unsigned wg, unsigned items, std::size_t index_size) {
+    const DeviceInfo& d = ctx.device().info();
+    const std::size_t limit = d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
+    const std::size_t bytes = (std::size_t(wg) * items + 1) * index_size + std::size_t(wg) * (8 + 16) + 16;
+    return d.type != DeviceType::cpu && bytes <= limit;
+}
+
 template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const Context& ctx = c.a.context();
     const unsigned wg = group_size(ctx), items = c.plan.items;
-    const std::string key = fmt::format("{}|g{}i{}", spmv_key<T, I>("merge"), wg, items);
+    // GPUs stage the tile's row ends in local memory (kernels/spmv_merge.kernel); CPUs' long shares
+    // would not fit, and their caches serve the searches.
+    const bool staged = merge_staged(ctx, wg, items, sizeof(I));
+    const std::string key = fmt::format("{}|g{}i{}{}", spmv_key<T, I>("merge"), wg, items, staged ? "s" : "");
     const auto source = [&] {
-        return codegen::fill(
-            "spmv_merge.kernel",
-            {{"spmv_h", spmv_support<T, I>()}, {"group_size", std::to_string(wg)}, {"items", std::to_string(items)}});
+        return codegen::fill("spmv_merge.kernel", {{"spmv_h", spmv_support<T, I>()},
+                                                   {"group_size", std::to_string(wg)},
+                                                   {"items", std::to_string(items)},
+                                                   {"staged", staged ? "1" : "0"}});
     };
     const Kernel product = xgpu::detail::generated_kernel(ctx, key + "|product", source, "xgpu_spmv_merge");
     const Kernel carry = xgpu::detail::generated_kernel(ctx, key + "|carry", source, "xgpu_spmv_merge_carry");
