@@ -22,12 +22,13 @@ unsigned merge_items(const Context& ctx) {
     return ctx.device().type() == DeviceType::cpu ? 512u : 8u;
 }
 
-// Whether a tile's row ends (one index each, plus one) fit the device's static local memory beside
-// the carries, on a GPU.
-bool merge_staged(const Context& ctx, unsigned wg, unsigned items, std::size_t index_size) {
+// Whether a tile's row ends (one index each, plus one) and products (one value each) fit the
+// device's static local memory beside the carries, on a GPU.
+bool merge_staged(const Context& ctx, unsigned wg, unsigned items, std::size_t index_size, std::size_t value_size) {
     const DeviceInfo& d = ctx.device().info();
     const std::size_t limit = d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
-    const std::size_t bytes = (std::size_t(wg) * items + 1) * index_size + std::size_t(wg) * (8 + 16) + 16;
+    const std::size_t tile = std::size_t(wg) * items;
+    const std::size_t bytes = (tile + 1) * index_size + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
     return d.type != DeviceType::cpu && bytes <= limit;
 }
 
@@ -36,7 +37,7 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const unsigned wg = group_size(ctx), items = c.plan.items;
     // GPUs stage the tile's row ends in local memory (kernels/spmv_merge.kernel); CPUs' long shares
     // would not fit, and their caches serve the searches.
-    const bool staged = merge_staged(ctx, wg, items, sizeof(I));
+    const bool staged = merge_staged(ctx, wg, items, sizeof(I), sizeof(T));
     const std::string key = fmt::format("{}|g{}i{}{}", spmv_key<T, I>("merge"), wg, items, staged ? "s" : "");
     const auto source = [&] {
         return codegen::fill("spmv_merge.kernel", {{"spmv_h", spmv_support<T, I>()},
