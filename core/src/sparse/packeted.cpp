@@ -5,6 +5,8 @@
 // Two launches on the matrix's queue: the packets, then the remainder.
 #include "packeted.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "../codegen/generated.hpp"
@@ -16,10 +18,14 @@ namespace xgpu::sparse::detail {
 
 namespace {
 
-// What a kernel may declare in XGPU_LOCAL arrays: the static limit (48 KiB on CUDA, where only
-// dynamic shared memory may use the opt-in size), else the local memory, else OpenCL's minimum.
+// What the packet kernel declares in XGPU_LOCAL arrays: the device's static limit (else its local
+// memory, else OpenCL's minimum of 32 KiB), and never more than 48 KiB, CUDA's static limit (only
+// dynamic shared memory may use the opt-in size): the most that the dialect's static arrays get
+// on every backend, so one kernel text compiles everywhere. PoCL reports 512 KiB of local memory;
+// 48 KiB of x and y slices also stay in a CPU core's L2 cache.
 std::size_t static_local_bytes(const DeviceInfo& d) {
-    return std::size_t(d.static_local_memory ? d.static_local_memory : d.local_memory ? d.local_memory : 32768);
+    const std::uint64_t limit = d.static_local_memory ? d.static_local_memory : d.local_memory ? d.local_memory : 32768;
+    return std::size_t(std::min<std::uint64_t>(limit, 48 * 1024));
 }
 
 template <Value T, Index I> struct PacketedLayout : Layout {

@@ -9,8 +9,9 @@
 namespace xgpu::sparse::detail {
 
 // The packet shape on ctx's device for values of value_size bytes: local memory, the static
-// limit that XGPU_LOCAL arrays may use (48 KiB on CUDA, the whole local memory on OpenCL); a
-// work-group of group_size(ctx) work-items; the partitioner automatic.
+// limit that XGPU_LOCAL arrays may use, at most 48 KiB (CUDA's static limit, so that the kernel
+// text is valid on every backend); a work-group of group_size(ctx) work-items; the partitioner
+// automatic.
 PacketOptions packet_options(const Context& ctx, std::size_t value_size);
 
 // Makes `layout` a's packeted layout, uploaded (timed as build_ms), unless a already has one:
