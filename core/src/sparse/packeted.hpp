@@ -15,8 +15,9 @@ namespace xgpu::sparse::detail {
 PacketOptions packet_options(const Context& ctx, std::size_t value_size);
 
 // Makes `layout` a's packeted layout, uploaded (timed as build_ms), unless a already has one:
-// then returns false and keeps it. Throws InvalidArgument for a layout of another size or one the
-// device cannot run (local memory or work-group size past its limits).
+// then returns false and keeps it. spmv in packeted then runs it with its own work-group size and
+// packet size, whatever plan_spmv says the default is. Throws InvalidArgument for a layout of
+// another size or one the device cannot run (local memory or work-group size past its limits).
 template <Value T, Index I> bool use_packets(const Csr<T, I>& a, const PacketLayout<T, I>& layout);
 
 template <Value T, Index I> void spmv_packeted(const SpmvCall<T, I>& c);
