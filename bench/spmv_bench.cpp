@@ -1,7 +1,8 @@
 // spmv-bench: y = A*x on the selected backend and device, f64 with int32 indices, in each format
 // and the automatic choice, in effective GB/s (values, column indices, row pointers, x and y each
 // counted once) and GFLOP/s (2 per entry), median of timed runs after a warm-up, timed with device
-// events; beside a streaming kernel in the same run; and the time to build each matrix.
+// events; beside a streaming kernel in the same run; the time to build each matrix and each
+// format's layout (sell, packeted: partition included), and the packeted remainder's share.
 //
 // Matrices:
 //   poisson   the 2-D 5-point Laplacian on an N x N grid (Dirichlet), rows in natural order; and the
@@ -137,13 +138,22 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
     std::printf("| streaming `y = x + 0.5*x` (2 vectors counted) | %.3f | %.0f | |\n", triad,
                 rows * 16 / (triad * 1e6));
     for (auto f : {xgpu::sparse::Format::csr_scalar, xgpu::sparse::Format::csr_vector, xgpu::sparse::Format::merge_path,
-                   xgpu::sparse::Format::sell, xgpu::sparse::Format::automatic}) {
+                   xgpu::sparse::Format::sell, xgpu::sparse::Format::packeted, xgpu::sparse::Format::automatic}) {
         const auto plan = xgpu::sparse::plan_spmv(a, f);
         const double ms = time_ms(ctx, reps, [&] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); });
-        std::printf("| spmv %s (%s, %u lanes) | %.3f | %.0f | %.1f |\n", xgpu::sparse::name(f),
-                    xgpu::sparse::name(plan.format), plan.lanes, ms, bytes / (ms * 1e6), 2 * nnz / (ms * 1e6));
+        char shape[96]; // packeted: the packet size and the share of entries left to the remainder
+        if (plan.format == xgpu::sparse::Format::packeted)
+            std::snprintf(shape, sizeof shape, "packets of <= %lld rows, remainder %.2f%%", (long long)plan.packet_rows,
+                          100 * a.remainder_share().value_or(0));
+        else
+            std::snprintf(shape, sizeof shape, "%u lanes", plan.lanes);
+        std::printf("| spmv %s (%s, %s) | %.3f | %.0f | %.1f |\n", xgpu::sparse::name(f),
+                    xgpu::sparse::name(plan.format), shape, ms, bytes / (ms * 1e6), 2 * nnz / (ms * 1e6));
     }
-    std::printf("\nbuild: host CSR %.0f ms, upload (with row statistics and diagonal) %.0f ms\n", host_ms, upload_ms);
+    std::printf("\nbuild: host CSR %.0f ms, upload (with row statistics and diagonal) %.0f ms", host_ms, upload_ms);
+    for (auto f : {xgpu::sparse::Format::sell, xgpu::sparse::Format::packeted})
+        if (const auto ms = a.build_ms(f)) std::printf(", %s layout %.0f ms", xgpu::sparse::name(f), *ms);
+    std::printf("\n");
 }
 
 template <class F> double ms_of(F&& f) {

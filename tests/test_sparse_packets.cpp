@@ -3,7 +3,10 @@
 // size limit; packet layouts run through the host reference of the device kernel give the same
 // product as a plain CSR product in double precision, on fresh random values, for 0x0, 1x1, empty
 // rows, 2-D Poisson, a power-law matrix and a banded matrix with a packet boundary at every
-// position; the share of entries left to the remainder is reported and bounded for Poisson.
+// position; the share of entries left to the remainder is reported and bounded for Poisson. And
+// the device side: the packeted SpMV on every backend, on layouts with a packet boundary at every
+// position, narrow and wide local indices, packets without local entries, against CSR in double
+// precision with alpha and beta.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +17,7 @@
 
 #include <xgpu/sparse.hpp>
 
+#include "sparse/packeted.hpp"
 #include "sparse/packets.hpp"
 #include "sparse/partition.hpp"
 #include "support.hpp"
@@ -236,6 +240,90 @@ Partition runs(std::int64_t rows, std::int64_t first, std::int64_t size) {
         p.part_ptr.push_back(std::min(p.part_ptr.back() + size, rows));
     return p;
 }
+// The layout with its local indices in two words a slot, as build_packets lays out packets of more
+// than 65536 rows (so that small matrices test the device's wide path too).
+template <class T, class I> PacketLayout<T, I> widened(PacketLayout<T, I> l) {
+    REQUIRE(l.narrow);
+    std::vector<std::uint32_t> wide(2 * l.local.size());
+    for (std::size_t k = 0; k < l.local.size(); ++k) {
+        wide[2 * k] = l.local[k] >> 16;
+        wide[2 * k + 1] = l.local[k] & 0xffff;
+    }
+    l.local = std::move(wide);
+    l.narrow = false;
+    return l;
+}
+
+// y = alpha*A*x + beta*y on the device with layout l (handed to a fresh matrix), on fresh random
+// x, y, alpha and beta, against CSR in double precision; the matrix reports l's remainder share.
+template <class T, class I>
+void check_device(const Context& ctx, const HostCsr<T, I>& a, const PacketLayout<T, I>& l, const std::string& what) {
+    INFO(what << ": " << a.rows << " rows, nnz " << a.nnz() << ", " << l.packets() << " packets, " << l.threads
+              << " threads, " << (l.narrow ? "narrow" : "wide") << ", remainder " << l.remainder_nnz());
+    const Csr<T, I> m(ctx, a);
+    REQUIRE(sparse::detail::use_packets(m, l));
+    REQUIRE_FALSE(sparse::detail::use_packets(m, l)); // kept, not replaced
+    REQUIRE(m.remainder_share() == l.remainder_share());
+    std::vector<T> hx(std::size_t(a.cols)), hy(std::size_t(a.rows));
+    for (auto& v : hx)
+        v = random_value<T>();
+    for (auto& v : hy)
+        v = random_value<T>();
+    const T alpha = random_value<T>(), beta = test::rng()() % 4 == 0 ? T(0) : random_value<T>();
+    auto x = to_device<T>(ctx, hx), y = to_device<T>(ctx, hy);
+    spmv(m, x, y, alpha, beta, Format::packeted);
+    const auto got = y.get();
+    for (std::int64_t r = 0; r < a.rows; ++r) {
+        Wide<T> sum = 0;
+        double magnitude = 0;
+        const auto b = a.row_ptr[std::size_t(r)], e = a.row_ptr[std::size_t(r) + 1];
+        for (auto k = b; k < e; ++k) {
+            const auto p = Wide<T>(a.values[std::size_t(k)]) * Wide<T>(hx[std::size_t(a.col_idx[std::size_t(k)])]);
+            sum += p;
+            magnitude += std::abs(p);
+        }
+        const Wide<T> want = Wide<T>(alpha) * sum + Wide<T>(beta) * Wide<T>(hy[std::size_t(r)]);
+        const double tol = 4 * double(e - b + 2) * unit_roundoff<T>() * (magnitude + 2);
+        INFO("row " << r << ", alpha " << alpha << ", beta " << beta);
+        REQUIRE(std::abs(Wide<T>(got[std::size_t(r)]) - want) <= tol);
+    }
+}
+
+// Every packet boundary of a small banded matrix on the device: two packets split at every row,
+// runs of every length (from row 0 and from half a run in), each with 1, 7 (neither a power of two
+// nor a divisor of the packet) and 32 work-items a packet; then wide indices, and packets of one
+// row of a matrix without a diagonal (no local entries at all: everything in the remainder).
+template <class T, class I> void device_boundaries(const Context& ctx) {
+    const std::int64_t n = 48;
+    const auto a = banded<T, I>(n, 3, 0.8);
+    for (const unsigned threads : {1u, 7u, 32u}) {
+        const auto o = options(std::size_t(n) * 2 * sizeof(T), threads);
+        for (std::int64_t b = 1; b < n; ++b)
+            check_device(ctx, a, build_packets(a, runs(n, b, n), o), "split at " + std::to_string(b));
+        for (std::int64_t m = 1; m <= n; ++m)
+            for (const std::int64_t first : {std::int64_t(0), m / 2})
+                check_device(ctx, a, build_packets(a, runs(n, first, m), o),
+                             "runs of " + std::to_string(m) + " after " + std::to_string(first));
+        check_device(ctx, a, widened(build_packets(a, runs(n, 5, 9), o)), "wide, runs of 9 after 5");
+        check_device(ctx, a, widened(build_packets(a, o)), "wide, partitioned");
+    }
+    auto off = a; // the band without its diagonal
+    off.col_idx.clear();
+    off.values.clear();
+    for (std::int64_t r = 0; r < n; ++r) {
+        for (auto k = a.row_ptr[std::size_t(r)]; k < a.row_ptr[std::size_t(r) + 1]; ++k)
+            if (a.col_idx[std::size_t(k)] != r) {
+                off.col_idx.push_back(a.col_idx[std::size_t(k)]);
+                off.values.push_back(a.values[std::size_t(k)]);
+            }
+        off.row_ptr[std::size_t(r) + 1] = I(off.col_idx.size());
+    }
+    const auto single = build_packets(off, runs(n, 0, 1), options(2 * sizeof(T), 4));
+    REQUIRE(single.slots() == 0);
+    REQUIRE(single.remainder_share() == 1);
+    check_device(ctx, off, single, "packets of one row, no local entries");
+}
+
 } // namespace
 
 TEST_CASE("the graph of A + A^T: symmetric, no diagonal, no duplicates", "[sparse][packets]") {
@@ -449,4 +537,34 @@ TEST_CASE("packets: bad options and matrices are refused", "[sparse][packets]") 
     auto broken = l;
     broken.local[0] = 40u << 16;
     REQUIRE_THROWS_WITH(apply_packets(broken, std::vector<double>(64)), Contains("local row 40"));
+}
+
+TEST_CASE("packeted spmv on the device: a packet boundary at every position", "[sparse][packets]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        device_boundaries<double, std::int32_t>(ctx);
+        device_boundaries<std::complex<float>, std::int64_t>(ctx);
+    }
+}
+
+TEST_CASE("packeted spmv on the device: layouts the device cannot run are refused", "[sparse][packets]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto a = poisson2d<double>(8);
+        const Csr<double> m(ctx, a);
+        const auto& info = ctx.device().info();
+        const auto limit = std::max(info.static_local_memory, info.local_memory);
+        REQUIRE_THROWS_WITH(sparse::detail::use_packets(m, build_packets(a, options(std::size_t(limit) * 4, 32))),
+                            Contains("bytes of local memory"));
+        if (info.max_work_group_size < 100000)
+            REQUIRE_THROWS_WITH(sparse::detail::use_packets(m, build_packets(a, options(1024, 100000))),
+                                Contains("work-items a packet"));
+        REQUIRE_THROWS_WITH(sparse::detail::use_packets(m, build_packets(poisson2d<double>(9), options(1024, 32))),
+                            Contains("does not fit a 64x64 matrix"));
+        CHECK_FALSE(m.remainder_share()); // nothing was kept
+        // The default shape fits the device.
+        const auto o = sparse::detail::packet_options(ctx, sizeof(double));
+        CHECK(o.threads >= 1);
+        CHECK(o.threads <= info.max_work_group_size);
+        CHECK(o.local_bytes >= 2 * sizeof(double));
+        REQUIRE(sparse::detail::use_packets(m, build_packets(a, o)));
+    }
 }

@@ -3,7 +3,8 @@
 // one dense row among short ones, power-law row lengths, rows longer than many merge-path
 // work-groups, rectangular, no entries and all-zero values, complex values, int64 indices), alpha
 // and beta of 0, 1 and other values, y as a strided view, and on the shared Matrix Market files
-// when present; layouts built once; the automatic choice; bad input refused before any work.
+// when present; layouts built once; the automatic choice; the packeted remainder's share and its
+// fallback off square matrices; bad input refused before any work.
 #include <cmath>
 #include <complex>
 #include <cstdlib>
@@ -221,12 +222,14 @@ TEST_CASE("spmv refuses bad input before any work") {
         CHECK_THROWS_WITH(spmv(a, xs, ys), Contains("y shares memory with x"));
         CHECK_THROWS_AS(parse_format("ell"), InvalidArgument);
         CHECK_THROWS_WITH(parse_format("ell"),
-                          Contains("'ell' is not an SpMV format: automatic, csr_scalar, csr_vector, merge_path, sell"));
+                          Contains("'ell' is not an SpMV format: automatic, csr_scalar, csr_vector, merge_path, sell, "
+                                   "packeted"));
         CHECK_THROWS_WITH(parse_format("sell "), Contains("'sell ' is not an SpMV format"));
         CHECK_THROWS_WITH(parse_format(""), Contains("'' is not an SpMV format"));
         CHECK(parse_format("CSR_Vector") == Format::csr_vector);
         CHECK(parse_format("Merge_Path") == Format::merge_path);
         CHECK(parse_format("SELL") == Format::sell);
+        CHECK(parse_format("Packeted") == Format::packeted);
         for (Format f : formats())
             CHECK(parse_format(name(f)) == f);
         CHECK(plan_spmv(a, Format::csr_scalar).lanes == 1);
@@ -235,6 +238,42 @@ TEST_CASE("spmv refuses bad input before any work") {
         const auto sell = plan_spmv(a, Format::sell);
         CHECK(sell.chunk > 0);
         CHECK(sell.sigma % sell.chunk == 0);
+        // Packets need a square matrix: a rectangular one runs what automatic picks, and says so.
+        CHECK(plan_spmv(a, Format::packeted).format == plan_spmv(a).format);
+        const Csr<double> square(ctx, generate<double, std::int32_t>(10, 10, std::vector<std::int64_t>(10, 2)));
+        const auto packeted = plan_spmv(square, Format::packeted);
+        CHECK(packeted.format == Format::packeted);
+        CHECK(packeted.threads > 0);
+        CHECK(packeted.threads <= ctx.device().info().max_work_group_size);
+        CHECK(packeted.packet_rows > 0);
+        CHECK(std::uint64_t(packeted.packet_rows) * 2 * sizeof(double) <= ctx.device().info().local_memory);
+    }
+}
+
+TEST_CASE("packeted reports the share of entries left to its remainder, and falls back off square matrices") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        // Power-law rows at random columns: many entries cross packets once there are several.
+        const std::int64_t n = 3000;
+        const auto h = generate<double, std::int32_t>(n, n, power_law(n, n));
+        const Csr<double> a(ctx, h);
+        CHECK_FALSE(a.remainder_share());
+        CHECK_FALSE(a.build_ms(Format::packeted));
+        check<double, std::int32_t>(ctx, a, h, Format::packeted, 1.5, -0.5, "packeted");
+        const auto share = a.remainder_share();
+        REQUIRE(share);
+        CHECK(*share >= 0);
+        CHECK(*share <= 1);
+        REQUIRE(a.build_ms(Format::packeted));
+        // 3000 f64 rows fit one packet where local memory holds 48 KiB: nothing crosses then.
+        if (plan_spmv(a, Format::packeted).packet_rows >= n) CHECK(*share == 0);
+        CHECK_FALSE(a.build_ms(Format::sell)); // only the format that ran builds
+        // A rectangular matrix builds no packets.
+        const auto tall = generate<double, std::int32_t>(n, n / 3, power_law(n, n / 3));
+        const Csr<double> t(ctx, tall);
+        CHECK(plan_spmv(t, Format::packeted).format != Format::packeted);
+        check<double, std::int32_t>(ctx, t, tall, Format::packeted, 2.0, 0.0, "packeted on a tall matrix");
+        CHECK_FALSE(t.remainder_share());
+        CHECK_FALSE(t.build_ms(Format::packeted));
     }
 }
 
@@ -304,10 +343,17 @@ TEST_CASE("XGPU_SPMV_FORMAT overrides the automatic choice; junk is refused nami
             CHECK(a.build_ms(Format::sell));
         }
         {
+            ScopedFormat e("PACKETED");
+            CHECK(plan_spmv(a).format == Format::packeted);
+            check<double, std::int32_t>(ctx, a, h, Format::automatic, 1.0, 0.0, "XGPU_SPMV_FORMAT=PACKETED");
+            CHECK(a.remainder_share());
+        }
+        {
             ScopedFormat e("ellpack");
             CHECK_THROWS_AS(plan_spmv(a), InvalidArgument);
             CHECK_THROWS_WITH(plan_spmv(a), Contains("XGPU_SPMV_FORMAT='ellpack' is not valid") &&
-                                                Contains("automatic, csr_scalar, csr_vector, merge_path, sell"));
+                                                Contains("automatic, csr_scalar, csr_vector, merge_path, sell, "
+                                                         "packeted"));
         }
     }
 }

@@ -159,10 +159,16 @@ void write_matrix_market(const std::string& path, const HostCsr<T, I>& a, const 
 //               of rows plus entries, whatever the row lengths;
 //   sell:       SELL-C-sigma (Kreutzer et al. 2014): chunks of C rows sorted by length within
 //               windows of sigma rows, padded per chunk, column-major inside a chunk;
-//   automatic:  chosen from the row statistics and the device (XGPU_SPMV_FORMAT overrides it).
-// sell keeps its device layout with the matrix, built from the CSR on first use; the others run
-// on the CSR arrays themselves.
-enum class Format { automatic, csr_scalar, csr_vector, merge_path, sell };
+//   packeted:   Garland and Bell's packets (PyCUDA's sparse/packeted.py): rows partitioned into
+//               packets whose x and y slices fit a work-group's local memory, a work-group per
+//               packet, and the entries that cross packets in a remainder run right after on the
+//               same queue. Square matrices only: for any other, plan_spmv (and so spmv) runs the
+//               format automatic picks instead, and says so in the plan;
+//   automatic:  chosen from the row statistics and the device (XGPU_SPMV_FORMAT overrides it);
+//               it does not pick packeted (not yet measured on a GPU).
+// sell and packeted keep their device layouts with the matrix, built from the CSR on first use;
+// the others run on the CSR arrays themselves.
+enum class Format { automatic, csr_scalar, csr_vector, merge_path, sell, packeted };
 // Every format, automatic first.
 std::span<const Format> formats();
 const char* name(Format f);
@@ -208,6 +214,9 @@ public:
     // reuses it after (copies of the matrix share it). Nothing before that, and nothing for the
     // formats that run on the CSR arrays themselves.
     std::optional<double> build_ms(Format f) const;
+    // The share (0 to 1) of the entries that the packeted layout leaves to its remainder (the
+    // entries whose row and column lie in different packets), once that layout is built.
+    std::optional<double> remainder_share() const;
 
     // The layouts built from this matrix (internal: the format builders in core/src/sparse).
     detail::LayoutCache& layouts() const { return *layouts_; }
@@ -226,11 +235,13 @@ private:
 // What `f` means for A on its device: the format (never automatic) and its launch shape.
 struct SpmvPlan {
     Format format;
-    unsigned lanes;     // csr: work-items per row
-    unsigned rows;      // csr: rows per work-item (one lane)
-    unsigned items = 0; // merge_path: merge items (rows plus entries) per work-item
-    unsigned chunk = 0; // sell: C, the rows of a chunk
-    unsigned sigma = 0; // sell: the rows of a sorting window (a multiple of C)
+    unsigned lanes;               // csr: work-items per row
+    unsigned rows;                // csr: rows per work-item (one lane)
+    unsigned items = 0;           // merge_path: merge items (rows plus entries) per work-item
+    unsigned chunk = 0;           // sell: C, the rows of a chunk
+    unsigned sigma = 0;           // sell: the rows of a sorting window (a multiple of C)
+    unsigned threads = 0;         // packeted: work-items per packet (a work-group)
+    std::int64_t packet_rows = 0; // packeted: the most rows a packet holds (its x and y slices fill local memory)
 };
 template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f = Format::automatic);
 

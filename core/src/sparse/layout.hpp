@@ -36,6 +36,13 @@ public:
         return std::static_pointer_cast<const L>(slot.layout);
     }
 
+    // f's layout if it is built (nothing is built here).
+    template <class L> std::shared_ptr<const L> find(Format f) {
+        Slot& slot = this->slot(f);
+        std::lock_guard lock(slot.mutex);
+        return std::static_pointer_cast<const L>(slot.layout);
+    }
+
     // The build time of f's layout, once built.
     std::optional<double> build_ms(Format f) {
         Slot& slot = this->slot(f);

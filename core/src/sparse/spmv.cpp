@@ -1,7 +1,7 @@
 // SpMV: the format names, the planner (which format and launch shape for a matrix on its device),
 // the checks every product passes, the dispatch to a format's launcher, and the CSR launcher
 // (scalar and vector, kernels/spmv_csr.kernel). The other formats launch from their own files
-// (merge.cpp, sell.cpp) through the pieces in spmv.hpp.
+// (merge.cpp, sell.cpp, packeted.cpp) through the pieces in spmv.hpp.
 #include "spmv.hpp"
 
 #include <algorithm>
@@ -16,16 +16,17 @@
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
 #include "../env.hpp"
+#include "packeted.hpp"
 
 namespace xgpu::sparse {
 
 namespace {
 
 // Every format with its name, in the enum's order.
-constexpr std::array<Format, 5> all_formats = {Format::automatic, Format::csr_scalar, Format::csr_vector,
-                                               Format::merge_path, Format::sell};
-constexpr std::array<std::string_view, 5> format_names = {"automatic", "csr_scalar", "csr_vector", "merge_path",
-                                                          "sell"};
+constexpr std::array<Format, 6> all_formats = {Format::automatic,  Format::csr_scalar, Format::csr_vector,
+                                               Format::merge_path, Format::sell,       Format::packeted};
+constexpr std::array<std::string_view, 6> format_names = {"automatic",  "csr_scalar", "csr_vector",
+                                                          "merge_path", "sell",       "packeted"};
 
 } // namespace
 
@@ -133,7 +134,7 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
         if (const auto v = xgpu::detail::env::spmv_format(format_names)) f = parse_format(*v);
     const Context& ctx = a.context();
     const bool cpu = ctx.device().type() == DeviceType::cpu;
-    if (f == Format::automatic) {
+    const auto automatic = [&] {
         // CPUs run blocks of rows per work-item fastest. GPUs: a row per work-item while rows are
         // short and even (on the H200, 2-D Poisson 4096^2 f64: 3714 GB/s against 1317 for 8 lanes
         // a row). Uneven rows, where a few rows are far longer than the mean (power-law degree
@@ -145,14 +146,27 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
         const RowStats& s = a.row_stats();
         const bool short_even = s.mean <= 12 && double(s.max) <= 4 * s.mean + 16;
         const bool uneven = double(s.max) > 16 * s.mean && s.max > 64;
-        f = cpu || short_even || s.mean < 1.5 ? Format::csr_scalar : uneven ? Format::merge_path : Format::csr_vector;
-    }
+        return cpu || short_even || s.mean < 1.5 ? Format::csr_scalar
+               : uneven                          ? Format::merge_path
+                                                 : Format::csr_vector;
+    };
+    if (f == Format::automatic) f = automatic();
+    // Packets hold a row's x entry beside its y entry: only square matrices have packets. Any
+    // other runs what automatic picks for it, which the plan shows.
+    if (f == Format::packeted && a.rows() != a.cols()) f = automatic();
     switch (f) {
     case Format::csr_vector: return {f, lanes_for(a.row_stats().mean), 1u};
     case Format::merge_path: return {f, 1u, 1u, detail::merge_items(ctx)};
     case Format::sell: {
         SpmvPlan p{f, 1u, 1u};
         detail::sell_shape(ctx, p.chunk, p.sigma);
+        return p;
+    }
+    case Format::packeted: {
+        SpmvPlan p{f, 1u, 1u};
+        const PacketOptions o = detail::packet_options(ctx, sizeof(T));
+        p.threads = o.threads;
+        p.packet_rows = std::int64_t(o.local_bytes / (2 * sizeof(T)));
         return p;
     }
     default: // A row per work-item; on CPUs a block of rows, so that each work-item streams its entries.
@@ -193,6 +207,7 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
     switch (plan.format) {
     case Format::merge_path: detail::spmv_merge(call); break;
     case Format::sell: detail::spmv_sell(call); break;
+    case Format::packeted: detail::spmv_packeted(call); break;
     default: detail::spmv_csr(call); break;
     }
     if (!(out.desc().buffer == y.desc().buffer)) y.assign(out);
