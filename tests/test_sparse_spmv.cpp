@@ -9,6 +9,7 @@
 #include <complex>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -49,15 +50,17 @@ HostCsr<T, I> generate(std::int64_t rows, std::int64_t cols, std::vector<std::in
 template <class T> using Wide = std::conditional_t<std::is_floating_point_v<T>, double, std::complex<double>>;
 
 // How y is passed: a whole array, or every second element of a larger one (a strided view, which
-// spmv computes into a temporary and copies back, reading y first when beta is not 0).
-enum class YKind { contiguous, strided };
+// spmv computes into a temporary and copies back, reading y first when beta is not 0); and
+// whether alpha and beta are host values or device scalars.
+enum class YKind { contiguous, strided, device_scalars };
 
 template <class T, class I>
 void check(const Context& ctx, const Csr<T, I>& a, const HostCsr<T, I>& h, Format f, T alpha, T beta,
            const std::string& what, YKind ykind = YKind::contiguous) {
     INFO(what << ": " << h.rows << "x" << h.cols << ", nnz " << h.nnz() << ", format " << name(f) << " (plan "
               << name(plan_spmv(a, f).format) << "), alpha " << alpha << ", beta " << beta
-              << (ykind == YKind::strided ? ", y strided" : ""));
+              << (ykind == YKind::strided ? ", y strided" : "")
+              << (ykind == YKind::device_scalars ? ", alpha and beta on the device" : ""));
     std::vector<T> hx(std::size_t(h.cols)), hy(std::size_t(h.rows));
     for (auto& v : hx)
         v = random_value<T>(-1, 1);
@@ -74,7 +77,13 @@ void check(const Context& ctx, const Csr<T, I>& a, const HostCsr<T, I>& h, Forma
         y_base = to_device<T>(ctx, h_base);
         y = y_base(slice(0, {}, 2));
     }
-    spmv(a, x, y, alpha, beta, f);
+    if (ykind == YKind::device_scalars) {
+        if (beta == T(0) && h.rows) // y is not read where beta is 0: a NaN there must not show
+            y.fill(T(std::numeric_limits<double>::quiet_NaN()));
+        spmv(a, x, y, full<T>(ctx, {}, alpha), full<T>(ctx, {1}, beta), f);
+    } else {
+        spmv(a, x, y, alpha, beta, f);
+    }
     const auto got = h.rows ? y.get() : std::vector<T>();
     // The unit roundoff of T's real type.
     const double eps = std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>> ? 0x1p-53 : 0x1p-24;
@@ -109,6 +118,8 @@ template <class T, class I> void all_formats(const Context& ctx, const HostCsr<T
         check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), T(1), what);
         check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), random_value<T>(-2, 2), what);
         check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), random_value<T>(-2, 2), what, YKind::strided);
+        check<T, I>(ctx, a, h, f, random_value<T>(-2, 2), T(test::rng()() % 2 ? 0 : 1) * random_value<T>(-2, 2), what,
+                    YKind::device_scalars);
     }
 }
 
@@ -212,6 +223,18 @@ TEST_CASE("spmv on the shared matrices") {
 TEST_CASE("spmv refuses bad input before any work") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const auto h = generate<double, std::int32_t>(10, 8, std::vector<std::int64_t>(10, 2));
+        {
+            // Device scalars must be one element, on the matrix's context; checked before any work.
+            Csr<double> a(ctx, h);
+            auto x = zeros<double>(ctx, {8}), y = full<double>(ctx, {10}, 5.0);
+            CHECK_THROWS_WITH(spmv(a, x, y, zeros<double>(ctx, {2}), zeros<double>(ctx, {})),
+                              Contains("alpha must be a device scalar (one element), not an array of shape (2,)"));
+            CHECK_THROWS_WITH(spmv(a, x, y, zeros<double>(ctx, {}), Array<double>()),
+                              Contains("beta must be a device scalar"));
+            CHECK_THROWS_AS(spmv(a, zeros<double>(ctx, {9}), y, zeros<double>(ctx, {}), zeros<double>(ctx, {})),
+                            ShapeError);
+            CHECK(y.get() == std::vector<double>(10, 5.0));
+        }
         Csr<double> a(ctx, h);
         auto x = zeros<double>(ctx, {8}), y = zeros<double>(ctx, {10}), bad = zeros<double>(ctx, {9});
         CHECK_THROWS_AS(spmv(a, bad, y), ShapeError);

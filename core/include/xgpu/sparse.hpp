@@ -252,6 +252,13 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f = Fo
 template <Value T, Index I>
 void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, T alpha = T(1), T beta = T(0),
           Format f = Format::automatic);
+// The same with alpha and beta on the device (one-element arrays, such as a reduction's
+// DeviceScalar), read there and never on the host: the product goes to a temporary in format `f`,
+// then y = alpha*t + beta*y in one pass (where beta is 0, y is only written, as above). Both are
+// checked with the rest before anything is enqueued.
+template <Value T, Index I>
+void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, const Array<T>& alpha, const Array<T>& beta,
+          Format f = Format::automatic);
 
 // Explicit instantiations live in core/src/sparse.
 #define XGPU_SPARSE_TEMPLATES(X)                                                                                       \
@@ -277,7 +284,8 @@ void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, T alpha = T(1), T 
     extern template void write_matrix_market(const std::string&, const HostCsr<T, I>&, const WriteOptions&);           \
     extern template class Csr<T, I>;                                                                                   \
     extern template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                      \
-    extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);
+    extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                             \
+    extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, const Array<T>&, const Array<T>&, Format);
 XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_EXTERN)
 #undef XGPU_SPARSE_EXTERN
 extern template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);

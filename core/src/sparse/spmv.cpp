@@ -174,8 +174,10 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
     }
 }
 
-template <Value T, Index I>
-void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta, Format f) {
+namespace {
+// Every check of an spmv's operands, before any work: the matrix, the shapes, one context, no
+// sharing of memory between y and x or the matrix.
+template <Value T, Index I> void check_operands(const Csr<T, I>& a, const Array<T>& x_in, const Array<T>& y) {
     const Context& ctx = a.context();
     if (!ctx.impl()) throw InvalidArgument("xgpu: spmv with an empty matrix");
     if (x_in.empty() && a.cols() > 0) throw InvalidArgument("xgpu: spmv: x is an empty Array");
@@ -192,6 +194,14 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
         throw InvalidArgument("xgpu: spmv: y shares memory with x; pass a separate output");
     if (may_overlap(a.values().desc(), y.desc()) || may_overlap(a.row_ptr().desc(), y.desc()))
         throw InvalidArgument("xgpu: spmv: y shares memory with the matrix");
+}
+} // namespace
+
+template <Value T, Index I>
+void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta, Format f) {
+    check_operands(a, x_in, y);
+    if (a.rows() == 0) return;
+    const Context& ctx = a.context();
     const SpmvPlan plan = plan_spmv(a, f);
     if (a.nnz() == 0) { // no entries: y = beta * y
         if (beta == T(0))
@@ -213,6 +223,25 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
     if (!(out.desc().buffer == y.desc().buffer)) y.assign(out);
 }
 
+template <Value T, Index I>
+void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, const Array<T>& alpha, const Array<T>& beta, Format f) {
+    check_operands(a, x, y);
+    for (const auto& [s, what] : {std::pair{&alpha, "alpha"}, std::pair{&beta, "beta"}}) {
+        if (s->empty() || s->size() != 1)
+            throw InvalidArgument(fmt::format("xgpu: spmv: {} must be a device scalar (one element), not an array of "
+                                              "shape {}",
+                                              what, s->empty() ? std::string("(empty)") : to_string(s->shape())));
+        if (!(s->context() == a.context()))
+            throw InvalidArgument(fmt::format("xgpu: spmv: {} belongs to another context than the matrix", what));
+    }
+    if (a.rows() == 0) return;
+    const Array<T> al = alpha.reshape({}), be = beta.reshape({});
+    Array<T> t = empty<T>(a.context(), y.shape());
+    spmv(a, x, t, T(1), T(0), f);
+    // Where beta is 0, y is not part of the value (a NaN in it does not propagate).
+    y.assign(where(be == T(0), al * t, al * t + be * y));
+}
+
 template <Value T, Index I> void Csr<T, I>::apply(const Array<T>& x, Array<T>& y) const {
     spmv(*this, x, y);
 }
@@ -223,6 +252,7 @@ template <Value T, Index I> void Csr<T, I>::apply(T alpha, const Array<T>& x, T 
 #define XGPU_SPMV_INSTANTIATE(T, I)                                                                                    \
     template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                             \
     template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                                    \
+    template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, const Array<T>&, const Array<T>&, Format);        \
     template void Csr<T, I>::apply(const Array<T>&, Array<T>&) const;                                                  \
     template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;                                            \
     template std::string detail::spmv_support<T, I>();                                                                 \
