@@ -276,7 +276,7 @@ TEST_CASE("spmv refuses bad input before any work") {
 TEST_CASE("packeted reports the share of entries left to its remainder, and falls back off square matrices") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         // Power-law rows at random columns: many entries cross packets once there are several.
-        const std::int64_t n = 3000;
+        const std::int64_t n = 2800;
         const auto h = generate<double, std::int32_t>(n, n, power_law(n, n));
         const Csr<double> a(ctx, h);
         CHECK_FALSE(a.remainder_share());
@@ -287,8 +287,9 @@ TEST_CASE("packeted reports the share of entries left to its remainder, and fall
         CHECK(*share >= 0);
         CHECK(*share <= 1);
         REQUIRE(a.build_ms(Format::packeted));
-        // 3000 f64 rows fit one packet where local memory holds 48 KiB: nothing crosses then.
-        if (plan_spmv(a, Format::packeted).packet_rows >= n) CHECK(*share == 0);
+        // 2800 f64 rows fit one packet where local memory holds 48 KiB (3072 rows), also for METIS,
+        // which aims 5% under the limit: nothing crosses then.
+        if (plan_spmv(a, Format::packeted).packet_rows * 19 / 20 >= n) CHECK(*share == 0);
         CHECK_FALSE(a.build_ms(Format::sell)); // only the format that ran builds
         // A rectangular matrix builds no packets.
         const auto tall = generate<double, std::int32_t>(n, n / 3, power_law(n, n / 3));
