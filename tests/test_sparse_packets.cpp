@@ -190,6 +190,20 @@ template <class T, class I> void check_structure(const HostCsr<T, I>& a, const P
     REQUIRE(l.remainder_share() == (a.nnz() ? double(crossing) / double(a.nnz()) : 0.0));
 }
 
+// Row r of A times x in double precision, and the sum of its products' magnitudes (for the
+// tolerance).
+template <class T, class I>
+std::pair<Wide<T>, double> row_product(const HostCsr<T, I>& a, const std::vector<T>& x, std::int64_t r) {
+    Wide<T> sum = 0;
+    double magnitude = 0;
+    for (auto k = a.row_ptr[std::size_t(r)]; k < a.row_ptr[std::size_t(r) + 1]; ++k) {
+        const auto p = Wide<T>(a.values[std::size_t(k)]) * Wide<T>(x[std::size_t(a.col_idx[std::size_t(k)])]);
+        sum += p;
+        magnitude += std::abs(p);
+    }
+    return {sum, magnitude};
+}
+
 // The layout's product (the host reference of the kernel) against CSR in double precision, on
 // fresh random x.
 template <class T, class I> void check_product(const HostCsr<T, I>& a, const PacketLayout<T, I>& l) {
@@ -199,14 +213,8 @@ template <class T, class I> void check_product(const HostCsr<T, I>& a, const Pac
     const auto y = apply_packets(l, x);
     REQUIRE(y.size() == std::size_t(a.rows));
     for (std::int64_t r = 0; r < a.rows; ++r) {
-        Wide<T> want = 0;
-        double magnitude = 0;
+        const auto [want, magnitude] = row_product(a, x, r);
         const auto b = a.row_ptr[std::size_t(r)], e = a.row_ptr[std::size_t(r) + 1];
-        for (auto k = b; k < e; ++k) {
-            const auto p = Wide<T>(a.values[std::size_t(k)]) * Wide<T>(x[std::size_t(a.col_idx[std::size_t(k)])]);
-            want += p;
-            magnitude += std::abs(p);
-        }
         const double tol = 4 * double(e - b + 1) * unit_roundoff<T>() * (magnitude + 1);
         INFO("row " << r << " of " << a.rows);
         REQUIRE(std::abs(Wide<T>(y[std::size_t(r)]) - want) <= tol);
@@ -274,14 +282,8 @@ void check_device(const Context& ctx, const HostCsr<T, I>& a, const PacketLayout
     spmv(m, x, y, alpha, beta, Format::packeted);
     const auto got = y.get();
     for (std::int64_t r = 0; r < a.rows; ++r) {
-        Wide<T> sum = 0;
-        double magnitude = 0;
+        const auto [sum, magnitude] = row_product(a, hx, r);
         const auto b = a.row_ptr[std::size_t(r)], e = a.row_ptr[std::size_t(r) + 1];
-        for (auto k = b; k < e; ++k) {
-            const auto p = Wide<T>(a.values[std::size_t(k)]) * Wide<T>(hx[std::size_t(a.col_idx[std::size_t(k)])]);
-            sum += p;
-            magnitude += std::abs(p);
-        }
         const Wide<T> want = Wide<T>(alpha) * sum + Wide<T>(beta) * Wide<T>(hy[std::size_t(r)]);
         const double tol = 4 * double(e - b + 2) * unit_roundoff<T>() * (magnitude + 2);
         INFO("row " << r << ", alpha " << alpha << ", beta " << beta);

@@ -9,7 +9,8 @@ import cupy as cp
 import numpy as np
 
 
-def gbs(nbytes, fn, reps=21):
+def median_ms(fn, reps=21):
+    """Median milliseconds of fn() on the device, timed with CUDA events after a warm-up."""
     for _ in range(3):
         fn()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
@@ -20,7 +21,11 @@ def gbs(nbytes, fn, reps=21):
         stop.record()
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop))
-    return nbytes / (np.median(times) * 1e6)
+    return float(np.median(times))
+
+
+def gbs(nbytes, fn, reps=21):
+    return nbytes / (median_ms(fn, reps) * 1e6)
 
 
 def main():

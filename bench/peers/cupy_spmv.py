@@ -14,19 +14,7 @@ import cupy as cp
 import cupyx.scipy.sparse as csp
 import numpy as np
 
-
-def median_ms(fn, reps=21):
-    for _ in range(3):
-        fn()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return float(np.median(times))
+from cupy_bench import median_ms  # the same timing as the other CuPy figures
 
 
 def main():

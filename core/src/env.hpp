@@ -25,12 +25,12 @@ bool parse_switch(std::string_view name, std::string_view value);
 // XGPU_BACKEND: cuda, opencl or auto, lower-cased.
 std::string parse_backend(std::string_view value);
 
-// XGPU_SCAN_TILE=<wg>x<k>[s|d]: work-group size (a power of two, at most 1024), elements per
-// work-item (a tile wg*k of 2 to 2^20 elements), and s (staged) or d (direct) if given.
 // XGPU_SPMV_FORMAT: one of `formats` (the sparse module passes its format names, so the list lives
 // there), returned as listed there.
 std::string parse_spmv_format(std::string_view value, std::span<const std::string_view> formats);
 
+// XGPU_SCAN_TILE=<wg>x<k>[s|d]: work-group size (a power of two, at most 1024), elements per
+// work-item (a tile wg*k of 2 to 2^20 elements), and s (staged) or d (direct) if given.
 struct ScanTile {
     unsigned wg, k;
     std::optional<bool> staged;

@@ -55,9 +55,6 @@ std::size_t scan_local_bytes(std::size_t wg, std::size_t k, bool staged, DType t
     const std::size_t size = info(type).size, stage = wg * k + wg;
     return (staged ? stage * size + (segmented ? stage : 1) : 0) + wg * (size + 1);
 }
-std::size_t local_limit(const DeviceInfo& d) {
-    return d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
-}
 
 // Elementwise. GPUs: guarded work-items, each computing `items` elements a work-group apart
 // before storing any, so that every load of a work-item is in flight at once: 16 bytes loaded per
@@ -105,7 +102,7 @@ LaunchShape scan(const DeviceInfo& d, DType type, bool segmented) {
     }
     if (d.max_work_group_size) wg = std::min(wg, floor_pow2(d.max_work_group_size));
     // Static local memory: within what the device allows a kernel to declare.
-    const std::size_t limit = local_limit(d);
+    const std::size_t limit = codegen::static_local_limit(d);
     auto bytes = [&] { return scan_local_bytes(wg, k, staged, type, segmented); };
     while (bytes() > limit && k > 1)
         k /= 2;
@@ -143,7 +140,7 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
                   "scan tiles take 2 to 1024 work-items and 2^20 elements at most, neither blocked nor "
                   "whole_groups");
     if (f == KernelFamily::scan) {
-        const std::size_t limit = local_limit(d),
+        const std::size_t limit = codegen::static_local_limit(d),
                           bytes = scan_local_bytes(s.group_size, s.items, s.staged, type, segmented);
         if (bytes > limit)
             bad_shape(f, s, fmt::format("the tile needs {} bytes of local memory, the device allows {}", bytes, limit));
@@ -164,6 +161,10 @@ LaunchShape default_launch_shape(const Context& ctx, KernelFamily family, DType 
 LaunchShape launch_shape(const Context& ctx, KernelFamily family, DType type, bool segmented) {
     if (auto s = codegen::scoped_shape(ctx, family, type, segmented)) return *s;
     return default_launch_shape(ctx, family, type, segmented);
+}
+
+std::size_t codegen::static_local_limit(const DeviceInfo& d) {
+    return d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
 }
 
 Grid codegen::groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t row_groups) {

@@ -19,6 +19,10 @@ std::optional<LaunchShape> scoped_shape(const Context& ctx, KernelFamily family,
 // GROUP_ID(1) * NUM_GROUPS(0) + GROUP_ID(0); the last row's extra groups find no work.
 Grid groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t row_groups = 0);
 
+// The bytes of local memory a kernel may declare statically (XGPU_LOCAL arrays) on device `d`:
+// what the backend reports, else OpenCL's minimum of 32 KiB.
+std::size_t static_local_limit(const DeviceInfo& d);
+
 // The shape of an elementwise kernel whose result has type `result` and which loads
 // `loaded_bytes` per element from streamed inputs (each distinct input counted once): the scope's,
 // else the default for that traffic.

@@ -26,7 +26,7 @@ unsigned merge_items(const Context& ctx) {
 // device's static local memory beside the carries, on a GPU.
 bool merge_staged(const Context& ctx, unsigned wg, unsigned items, std::size_t index_size, std::size_t value_size) {
     const DeviceInfo& d = ctx.device().info();
-    const std::size_t limit = d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
+    const std::size_t limit = codegen::static_local_limit(d);
     const std::size_t tile = std::size_t(wg) * items;
     const std::size_t bytes = (tile + 1) * index_size + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
     return d.type != DeviceType::cpu && bytes <= limit;

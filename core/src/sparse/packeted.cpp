@@ -18,14 +18,13 @@ namespace xgpu::sparse::detail {
 
 namespace {
 
-// What the packet kernel declares in XGPU_LOCAL arrays: the device's static limit (else its local
-// memory, else OpenCL's minimum of 32 KiB), and never more than 48 KiB, CUDA's static limit (only
+// What the packet kernel declares in XGPU_LOCAL arrays: the device's static limit
+// (codegen::static_local_limit), and never more than 48 KiB, CUDA's static limit (only
 // dynamic shared memory may use the opt-in size): the most that the dialect's static arrays get
 // on every backend, so one kernel text compiles everywhere. PoCL reports 512 KiB of local memory;
 // 48 KiB of x and y slices also stay in a CPU core's L2 cache.
 std::size_t static_local_bytes(const DeviceInfo& d) {
-    const std::uint64_t limit = d.static_local_memory ? d.static_local_memory : d.local_memory ? d.local_memory : 32768;
-    return std::size_t(std::min<std::uint64_t>(limit, 48 * 1024));
+    return std::min<std::size_t>(codegen::static_local_limit(d), 48 * 1024);
 }
 
 template <Value T, Index I> struct PacketedLayout : Layout {
