@@ -46,10 +46,10 @@ double measure(const xgpu::Context& ctx, double bytes, int reps, const std::func
 
 // Median wall time of `work` in microseconds, after a warm-up.
 double wall_us(const std::function<void()>& work) {
-    for (int r = 0; r < 20; ++r)
+    for (int r = 0; r < 300; ++r) // long enough for the clocks of an idle host and device to rise
         work();
     std::vector<double> us;
-    for (int r = 0; r < 201; ++r) {
+    for (int r = 0; r < 1001; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         work();
         us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
@@ -68,6 +68,40 @@ void latency(const xgpu::Context& ctx, xgpu::Philox& gen) {
                     q.finish();
                 }));
     std::printf("| dot, .get() | %.1f |\n", wall_us([&] { h = xgpu::dot(x, y).get(); }));
+    {
+        // The parts: the host's enqueue alone, the device time, an empty launch's round trip.
+        std::vector<double> host, device;
+        for (int r = 0; r < 221; ++r) {
+            auto e0 = q.marker();
+            const auto t0 = std::chrono::steady_clock::now();
+            auto d = xgpu::dot(x, y);
+            const auto t1 = std::chrono::steady_clock::now();
+            auto e1 = q.marker();
+            q.finish();
+            if (r < 20) continue;
+            host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+            device.push_back(1e3 * e0.elapsed_ms(e1));
+        }
+        std::printf("| dot, enqueue only (host) | %.1f |\n", median(host));
+        std::printf("| dot, device time (markers) | %.1f |\n", median(device));
+        auto k = ctx.compile("XGPU_KERNEL void xgpu_bench_nothing(XGPU_GLOBAL double* a, const uint64_t n) {"
+                             " if (XGPU_GLOBAL_ID(0) >= n) a[0] = 0; }")
+                     .kernel("xgpu_bench_nothing");
+        const xgpu::Grid grid{256, 256};
+        std::vector<double> launch_host;
+        for (int r = 0; r < 221; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            k.launch(q, grid, x.buffer(), std::uint64_t(0));
+            const auto t1 = std::chrono::steady_clock::now();
+            q.finish();
+            if (r >= 20) launch_host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        }
+        std::printf("| empty launch, enqueue only (host) | %.1f |\n", median(launch_host));
+        std::printf("| empty launch, then finish | %.1f |\n", wall_us([&] {
+                        k.launch(q, grid, x.buffer(), std::uint64_t(0));
+                        q.finish();
+                    }));
+    }
     for (unsigned g : {256u, 512u, 1024u})
         for (unsigned items : {2u, 4u, 8u}) {
             if (g > ctx.device().info().max_work_group_size) continue;

@@ -1,6 +1,7 @@
 // Linear operators: the matrix-free Laplacians against a host stencil and against the same matrix
 // in CSR through spmv, on every backend, on fresh random vectors; the concept holds for them and
 // for the sparse matrices; bad vectors are refused before any work.
+#include <xgpu/codegen.hpp>
 #include <xgpu/operator.hpp>
 #include <xgpu/sparse.hpp>
 
@@ -101,6 +102,31 @@ TEST_CASE("matrix-free Laplacians match the host stencil and the stored matrix")
     }
 }
 
+TEST_CASE("matrix-free Laplacians under every kind of launch shape") {
+    // Walks that do not divide the slowest dimension, work-groups that do not divide the fastest,
+    // a walk longer than the grid, one point per work-item, a work-group that is not a power of two.
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t nx = 2 + std::int64_t(test::rng()() % 90), ny = 1 + std::int64_t(test::rng()() % 40);
+        const std::int64_t nz = 1 + std::int64_t(test::rng()() % 9);
+        for (const auto& [g, walk] :
+             {std::pair{64u, 1u}, std::pair{32u, 3u}, std::pair{128u, 16u}, std::pair{96u, 5u}, std::pair{16u, 64u}}) {
+            LaunchShape shape;
+            shape.group_size = g;
+            shape.items = walk;
+            LaunchShapeScope scope(KernelFamily::stencil, shape);
+            INFO("shape " << shape.key() << ", grid " << nx << " x " << ny << " x " << nz);
+            check(ctx, Laplacian2D<double>(ctx, nx, ny), {nx, ny});
+            check(ctx, Laplacian3D<double>(ctx, nx, ny, nz), {nx, ny, nz});
+        }
+        LaunchShape bad;
+        bad.items = 65;
+        LaunchShapeScope scope(KernelFamily::stencil, bad);
+        const Laplacian2D<double> l(ctx, 4, 4);
+        auto x = zeros<double>(ctx, {16}), y = zeros<double>(ctx, {16});
+        CHECK_THROWS_WITH(l.apply(x, y), Contains("1 to 64 points per work-item"));
+    }
+}
+
 TEST_CASE("Laplacians refuse bad grids and vectors before any work") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         CHECK_THROWS_WITH(Laplacian2D<double>(ctx, 0, 5), Contains("at least one point per dimension"));
@@ -108,5 +134,8 @@ TEST_CASE("Laplacians refuse bad grids and vectors before any work") {
         auto x = zeros<double>(ctx, {16}), bad = zeros<double>(ctx, {15});
         CHECK_THROWS_AS(l.apply(x, bad), ShapeError);
         CHECK_THROWS_WITH(l.apply(x, x), Contains("y shares memory with x"));
+        auto big = zeros<double>(ctx, {32}), y = zeros<double>(ctx, {16});
+        auto strided = big(slice(0, 32, 2));
+        CHECK_THROWS_WITH(l.apply(strided, y), Contains("contiguous"));
     }
 }

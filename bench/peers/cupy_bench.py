@@ -9,13 +9,18 @@ import cupy as cp
 import numpy as np
 
 
-def median_ms(fn, reps=21):
-    """Median milliseconds of fn() on the device, timed with CUDA events after a warm-up."""
+def median_ms(fn, reps=21, keep_busy=False):
+    """Median milliseconds of fn() on the device, timed with CUDA events after a warm-up.
+    keep_busy: each timed call is queued behind an untimed one, so the start event waits for the
+    device rather than for the host (the time of a kernel, not of Python's way to it; as
+    spmv-bench times xgpu's)."""
     for _ in range(3):
         fn()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     times = []
     for _ in range(reps):
+        if keep_busy:
+            fn()
         start.record()
         fn()
         stop.record()

@@ -23,6 +23,7 @@ enum class KernelFamily : std::uint8_t {
     elementwise, // array expressions, ElementwiseKernel, the random-number bodies
     reduction,   // sums, norms, dot, min/max, arg*, ReductionKernel
     scan,        // inclusive/exclusive and segmented scans, copy_if, ScanKernel
+    stencil,     // the matrix-free Laplacians (xgpu/operator.hpp): items = points a work-item walks
 };
 const char* name(KernelFamily f);
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "xgpu/array.hpp"
-#include "xgpu/elementwise.hpp"
+#include "xgpu/context.hpp"
 
 namespace xgpu {
 
@@ -24,7 +24,8 @@ concept LinearOperator = requires(const Op& a, const Array<T>& x, Array<T>& y, T
 
 // The negative Laplacian on an nx x ny grid (2-D, 5 points) or nx x ny x nz grid (3-D, 7 points)
 // with zero Dirichlet boundaries, in natural order (x fastest): the matrix of the 2-D/3-D Poisson
-// problem, applied without storing it. T is float or double. x and y have nx*ny(*nz) elements,
+// problem, applied without storing it (kernels/stencil.kernel; its launch shape is the stencil
+// family's, KernelFamily::stencil). T is float or double. x and y have nx*ny(*nz) elements,
 // contiguous, and must not share memory.
 template <class T> class Laplacian2D {
 public:
@@ -36,8 +37,8 @@ public:
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
 
 private:
+    Context ctx_;
     std::int64_t nx_, ny_;
-    ElementwiseKernel kernel_;
 };
 
 template <class T> class Laplacian3D {
@@ -49,8 +50,8 @@ public:
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
 
 private:
+    Context ctx_;
     std::int64_t nx_, ny_, nz_;
-    ElementwiseKernel kernel_;
 };
 
 extern template class Laplacian2D<float>;
