@@ -127,7 +127,9 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     if (s.solver == "bicgstab")
         r = bicgstab(a, b, x, o);
     else {
-        o.variant = s.solver == "pipecg" ? CgVariant::pipelined : CgVariant::classic;
+        o.variant = s.solver == "pipecg"      ? CgVariant::pipelined
+                    : s.solver == "pipecg-gv" ? CgVariant::ghysels_vanroose
+                                              : CgVariant::classic;
         r = cg(a, b, x, o);
     }
     if (tty && !verbose) std::printf("\r%60s\r", "");
@@ -164,8 +166,8 @@ int main(int argc, char** argv) {
     auto* om = app.add_option("--matrix", s.matrix, "a Matrix Market file")->check(CLI::ExistingFile);
     o2->excludes(o3)->excludes(om);
     o3->excludes(om);
-    app.add_option("--solver", s.solver, "cg, pipecg or bicgstab")
-        ->check(CLI::IsMember({"cg", "pipecg", "bicgstab"}))
+    app.add_option("--solver", s.solver, "cg, pipecg (Chronopoulos-Gear), pipecg-gv (Ghysels-Vanroose) or bicgstab")
+        ->check(CLI::IsMember({"cg", "pipecg", "pipecg-gv", "bicgstab"}))
         ->capture_default_str();
     app.add_option("--precond", s.precond, "none, jacobi or poly (Chebyshev)")
         ->check(CLI::IsMember({"none", "jacobi", "poly"}))

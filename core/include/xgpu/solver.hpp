@@ -43,12 +43,16 @@ enum class SolverStatus {
 const char* name(SolverStatus s);
 
 enum class CgVariant {
-    classic,   // three kernels per iteration beside the operator (two reductions fused with updates)
-    pipelined, // Ghysels and Vanroose: one fused kernel per iteration beside the operator
+    classic,          // 3 kernels per iteration beside the operator: p.q, the update (with r.z and r.r), p
+    pipelined,        // Chronopoulos and Gear (ViennaCL's form): one reduction phase, 2 kernels beside the
+                      // operator (the update with Jacobi's u = M r; the three dot products); as stable as classic
+    ghysels_vanroose, // Ghysels and Vanroose 2014: 1 kernel beside the operator (with Jacobi too), the
+                      // reduction overlapping the product; more recurrences, so less stable on
+                      // ill-conditioned matrices (residual replacement every replacement_interval)
 };
 
 struct SolverReport {
-    std::string method; // "cg", "pipelined cg", "bicgstab"
+    std::string method; // "cg", "pipelined cg", "pipelined cg (ghysels-vanroose)", "bicgstab"
     SolverStatus status = SolverStatus::max_iterations;
     std::int64_t iterations = 0;        // the iterate returned in x is after this many iterations
     std::int64_t status_iteration = -1; // where breakdown or NaN appeared (or convergence); -1 if none
@@ -103,7 +107,7 @@ template <class T> struct SolverOptions {
     Preconditioner<T> preconditioner; // none by default
     int check_interval = 10;          // k: the host looks at the residual every k iterations
     int ring_depth = 4;               // checks in flight: how far the host may run ahead of the device
-    int replacement_interval = 50;    // m: pipelined CG recomputes its residuals every m iterations (0: never)
+    int replacement_interval = 50;    // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
     CgVariant variant = CgVariant::classic;
     // Called at every check the host reads (iteration, |r| / |b|), from the solving thread.
     std::function<void(std::int64_t, double)> progress;

@@ -3,8 +3,9 @@
 // device, the loop and its deferred checks in krylov.cpp.
 //
 // Kernels per iteration beside the operator's product: classic 3 (p.q; the update of x, r and z
-// with r.z and r.r; the new direction), pipelined 1 (everything); a preconditioner that is not
-// Jacobi adds its own application (and, classic, one more dot product).
+// with r.z and r.r; the new direction), pipelined (Chronopoulos-Gear) 2 (the update with u = M r;
+// the three dot products), Ghysels-Vanroose 1 (everything); a preconditioner that is not Jacobi
+// adds its own application (and, classic, one more dot product).
 #include <fmt/format.h>
 
 #include "krylov.hpp"
@@ -61,9 +62,50 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
 }
 
 template <class T>
-SolverReport pipelined(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o) {
+SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o) {
     SolverReport rep;
     rep.method = "pipelined cg";
+    const Context& ctx = p.b.context();
+    const std::size_t n = p.b.size();
+    const Precond kind = precond_kind(o.preconditioner);
+    const Solve<T> s(ctx, "pipecg.kernel", n, kind);
+    const auto vec = [&] { return empty<T>(ctx, {n}); };
+    // Without a preconditioner u is r.
+    Array<T> r = vec(), w = vec(), sv = zeros<T>(ctx, {n}), d = zeros<T>(ctx, {n});
+    Array<T> u = kind == Precond::none ? r : vec();
+    const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
+    const auto buf = [](const Array<T>& v) { return v.buffer(); };
+
+    a.apply(p.x, w);
+    s.launch("xgpu_pipecg_residual", s.partial(1), buf(p.b), buf(w), buf(r), buf(u), dinv);
+    if (kind == Precond::external) o.preconditioner.apply(r, u);
+    s.gather(1, 2, Slot::rr, Slot::bb);
+    if (!settled(s.read(), p, o, rep)) {
+        const T thr = T(threshold(o, rep.rhs_norm));
+        a.apply(u, w);
+        s.launch("xgpu_cgcg_dots", s.partial(0), buf(r), buf(u), buf(w));
+        iterate<T>(
+            s, o, p.max_iterations, rep.rhs_norm, 1,
+            [&](std::int64_t it) {
+                s.launch("xgpu_cgcg_update", s.partial(0), buf(p.x), buf(r), buf(u), buf(w), buf(sv), buf(d), dinv, thr,
+                         it);
+                if (kind == Precond::external) o.preconditioner.apply(r, u);
+                a.apply(u, w);
+                s.launch("xgpu_cgcg_dots", s.partial(0), buf(r), buf(u), buf(w));
+            },
+            rep);
+    }
+    // Counted per iteration: the update reads u (or r), p, w, s, x, r and writes p, s, x, r (with
+    // Jacobi it also reads the inverse diagonal and writes u); the dot products read r, w (and u).
+    const double vectors = kind == Precond::jacobi ? 14 : 11;
+    finish(a, p, x, w, o, vectors * double(n) * sizeof(T), rep);
+    return rep;
+}
+
+template <class T>
+SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o) {
+    SolverReport rep;
+    rep.method = "pipelined cg (ghysels-vanroose)";
     const Context& ctx = p.b.context();
     const std::size_t n = p.b.size();
     const Precond kind = precond_kind(o.preconditioner);
@@ -125,9 +167,13 @@ SolverReport pipelined(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, con
 } // namespace
 
 template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
-    const char* method = o.variant == CgVariant::pipelined ? "pipelined cg" : "cg";
+    const char* method = o.variant == CgVariant::classic ? "cg" : "pipelined cg";
     Prepared<T> p = krylov::prepare(method, a, b, x, o);
-    return o.variant == CgVariant::pipelined ? pipelined(a, p, x, o) : classic(a, p, x, o);
+    switch (o.variant) {
+    case CgVariant::pipelined: return chronopoulos_gear(a, p, x, o);
+    case CgVariant::ghysels_vanroose: return ghysels_vanroose(a, p, x, o);
+    default: return classic(a, p, x, o);
+    }
 }
 
 template SolverReport cg(const OperatorRef<float>&, const Array<float>&, Array<float>&, const SolverOptions<float>&);
