@@ -38,7 +38,10 @@ def main():
         iters = 200 if n <= 1024 else 100
 
         def solve():
-            cla.cg(a, b, x0=cp.zeros(rows), tol=0.0, maxiter=iters)
+            try:  # newer CuPy follows scipy: rtol replaced tol
+                cla.cg(a, b, x0=cp.zeros(rows), rtol=0.0, atol=0.0, maxiter=iters)
+            except TypeError:
+                cla.cg(a, b, x0=cp.zeros(rows), tol=0.0, atol=0.0, maxiter=iters)
 
         for _ in range(2):
             solve()
