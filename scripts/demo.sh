@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
 build/tools/xgpu-info | tail -n 1
-exec build/examples/demo
+build/examples/demo
+# The Poisson solver (examples/poisson), when CLI11 was found: a problem that takes seconds on PoCL.
+if [ -x build/examples/poisson ]; then build/examples/poisson --2d 512 --solver pipecg --precond jacobi; fi

@@ -22,7 +22,13 @@ bool Event::is_complete() {
     cl_int status = CL_COMPLETE;
     check(event.getInfo(CL_EVENT_COMMAND_EXECUTION_STATUS, &status), "clGetEventInfo");
     if (status < 0) fail(status, "enqueued command", "the command before this event failed");
-    return status == CL_COMPLETE;
+    if (status == CL_COMPLETE) return true;
+    // OpenCL starts enqueued work only once its queue is flushed (a blocking call does it): a host
+    // that polls (the solvers' deferred checks) flushes, or some drivers would never run the work.
+    cl_command_queue q = nullptr;
+    check(event.getInfo(CL_EVENT_COMMAND_QUEUE, &q), "clGetEventInfo");
+    if (q) check(clFlush(q), "clFlush");
+    return false;
 }
 
 double Event::elapsed_ms(detail::EventImpl& later_impl) {

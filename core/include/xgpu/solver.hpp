@@ -1,0 +1,226 @@
+// xgpu solvers: Krylov methods for A x = b on the device, written against LinearOperator
+// (xgpu/operator.hpp) and arrays only, with every scalar (alpha, beta, rho, residuals) kept on the
+// device and convergence checked without stalling the queue.
+//
+//   xgpu::sparse::Csr<double> A(ctx, host);
+//   xgpu::SolverOptions<double> o;
+//   o.rtol = 1e-8;
+//   o.preconditioner = xgpu::Jacobi<double>(A);            // fused into the solver's kernels
+//   auto report = xgpu::cg(A, b, x, o);                     // x: the initial guess, then the answer
+//   if (!report.converged()) ... report.status, report.status_iteration
+//
+// Deferred checking: every iteration the device tests its own residual and, once it meets the
+// tolerance (or breaks down, or turns NaN), sets a flag in device memory that makes every kernel
+// queued behind it return at once; so the answer is the iterate of the first iteration that met the
+// tolerance. Every `check_interval` iterations the residual is copied into a small pinned ring
+// buffer; the host polls those copies' events without blocking while it keeps enqueueing, and
+// stops enqueueing once one shows the flag (at most ring_depth * check_interval iterations ahead).
+//
+// Failures are statuses in the report (breakdown with its iteration, NaN or infinity, the
+// iteration limit); misuse (a non-square operator, mismatched sizes, bad options) throws
+// ShapeError or InvalidArgument before any work. A zero right-hand side gives x = 0 at once.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "xgpu/operator.hpp"
+
+namespace xgpu {
+
+enum class SolverStatus {
+    converged,      // the residual met max(rtol * |b|, atol)
+    max_iterations, // the limit came first
+    breakdown,      // a division by zero or a non-positive p.Ap (CG) / rho = 0 (BiCGStab)
+    nan,            // NaN or infinity in the residual or a scalar
+};
+const char* name(SolverStatus s);
+
+enum class CgVariant {
+    classic,          // 3 kernels per iteration beside the operator: p.q, the update (with r.z and r.r), p
+    pipelined,        // Chronopoulos and Gear (ViennaCL's form): one reduction phase, 2 kernels beside the
+                      // operator (the update with Jacobi's u = M r; the three dot products); as stable as classic
+    ghysels_vanroose, // Ghysels and Vanroose 2014: 1 kernel beside the operator (with Jacobi too), the
+                      // reduction overlapping the product; more recurrences, so less stable on
+                      // ill-conditioned matrices (residual replacement every replacement_interval)
+};
+
+struct SolverReport {
+    std::string method; // "cg", "pipelined cg", "pipelined cg (ghysels-vanroose)", "bicgstab"
+    SolverStatus status = SolverStatus::max_iterations;
+    std::int64_t iterations = 0;        // the iterate returned in x is after this many iterations
+    std::int64_t status_iteration = -1; // where breakdown or NaN appeared (or convergence); -1 if none
+    double rhs_norm = 0;                // |b|
+    double residual = 0;                // |b - A x|, recomputed at the end from x
+    double relative_residual = 0;       // residual / |b| (0 for b = 0)
+    // (iteration, |r| / |b| of the solver's own residual) at every checked iteration, and at the end.
+    std::vector<std::pair<std::int64_t, double>> history;
+    double seconds = 0; // the iterations, from the first enqueue to the last completion
+    double ms_per_iteration = 0;
+    double bytes_per_iteration = 0;    // the traffic counted: each vector and the operator once a pass
+    double gbps = 0;                   // bytes_per_iteration over the time, 0 where the operator's is unknown
+    double launches_per_iteration = 0; // kernel launches (the solver's and the operator's) per iteration
+    bool converged() const { return status == SolverStatus::converged; }
+};
+
+// A preconditioner M (approximating A's inverse): none, Jacobi (recognised and fused into the
+// solvers' kernels), or any operator with rows(), cols() and apply(x, y) (y = M x) such as
+// Chebyshev below or a user type.
+template <class T> class Preconditioner {
+public:
+    Preconditioner() = default;
+    template <class Op>
+    requires(!std::same_as<std::remove_cvref_t<Op>, Preconditioner>) &&
+        requires(const Op& m, const Array<T>& x, Array<T>& y) {
+        m.apply(x, y);
+        { m.rows() } -> std::convertible_to<std::int64_t>;
+    }
+    Preconditioner(Op op) : rows_(op.rows()), cols_(op.cols()) {
+        if constexpr (requires { op.inverse_diagonal(); }) inverse_diagonal_ = op.inverse_diagonal();
+        auto held = std::make_shared<Op>(std::move(op));
+        apply_ = [held](const Array<T>& x, Array<T>& y) { held->apply(x, y); };
+    }
+
+    bool none() const { return !apply_; }
+    // The inverse diagonal when this is Jacobi (the solvers fuse it), else empty.
+    const Array<T>& inverse_diagonal() const { return inverse_diagonal_; }
+    std::int64_t rows() const { return rows_; }
+    std::int64_t cols() const { return cols_; }
+    void apply(const Array<T>& x, Array<T>& y) const { apply_(x, y); }
+
+private:
+    std::int64_t rows_ = 0, cols_ = 0;
+    Array<T> inverse_diagonal_;
+    std::function<void(const Array<T>&, Array<T>&)> apply_;
+};
+
+template <class T> struct SolverOptions {
+    double rtol = 1e-8; // stop when |r| <= max(rtol * |b|, atol)
+    double atol = 0;
+    std::int64_t max_iterations = 0;  // 0: 10 * rows, at least 100
+    Preconditioner<T> preconditioner; // none by default
+    int check_interval = 10;          // k: the host looks at the residual every k iterations
+    int ring_depth = 4;               // checks in flight: how far the host may run ahead of the device
+    int replacement_interval = 50;    // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
+    CgVariant variant = CgVariant::classic;
+    // Called at every check the host reads (iteration, |r| / |b|), from the solving thread.
+    std::function<void(std::int64_t, double)> progress;
+};
+
+// The Jacobi preconditioner: M = diag(A)^-1. From a diagonal array, or from anything with
+// diagonal() (the sparse matrices). A zero on the diagonal throws InvalidArgument.
+template <class T> class Jacobi {
+public:
+    explicit Jacobi(const Array<T>& diagonal);
+    template <class M>
+    requires requires(const M& a) {
+        { a.diagonal() } -> std::convertible_to<Array<T>>;
+    }
+    explicit Jacobi(const M& a) : Jacobi(Array<T>(a.diagonal())) {}
+
+    std::int64_t rows() const { return std::int64_t(inverse_.size()); }
+    std::int64_t cols() const { return rows(); }
+    void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    const Array<T>& inverse_diagonal() const { return inverse_; }
+
+private:
+    Array<T> inverse_;
+};
+
+struct ChebyshevOptions {
+    int degree = 4;          // operator products per application: degree - 1
+    int power_steps = 12;    // power iterations for the largest eigenvalue (on the device)
+    double safety = 1.1;     // the estimate is scaled by this (power iteration underestimates)
+    double lower_ratio = 30; // the smallest eigenvalue aimed at: largest / lower_ratio
+};
+
+// A polynomial preconditioner: `degree` steps of Chebyshev iteration for A y = x from y = 0 on
+// [lmax / lower_ratio, lmax], lmax from a few power iterations on the device. Symmetric positive
+// definite where A is (so CG may take it).
+template <class T> class Chebyshev {
+public:
+    template <LinearOperator<T> Op>
+    Chebyshev(const Context& ctx, const Op& a, const ChebyshevOptions& o = {})
+        : Chebyshev(
+              ctx, a.rows(), [p = std::make_shared<Op>(a)](const Array<T>& x, Array<T>& y) { p->apply(x, y); }, o) {}
+    Chebyshev(const Context& ctx, std::int64_t n, std::function<void(const Array<T>&, Array<T>&)> a,
+              const ChebyshevOptions& o);
+
+    std::int64_t rows() const { return n_; }
+    std::int64_t cols() const { return n_; }
+    void apply(const Array<T>& x, Array<T>& y) const;
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    double lmax() const { return lmax_; }
+    double lmin() const { return lmin_; }
+
+private:
+    Context ctx_;
+    std::int64_t n_;
+    std::function<void(const Array<T>&, Array<T>&)> a_;
+    ChebyshevOptions o_;
+    double lmax_ = 0, lmin_ = 0;
+    mutable Array<T> r_, d_, t_; // work space of apply
+};
+
+namespace detail {
+// An operator without its type: what the solvers' compiled code takes.
+template <class T> struct OperatorRef {
+    std::int64_t rows = 0, cols = 0;
+    std::function<void(const Array<T>&, Array<T>&)> apply;
+    double bytes = 0; // traffic of one product (0: unknown)
+};
+
+template <class T, class Op> OperatorRef<T> operator_ref(const Op& a) {
+    OperatorRef<T> r{a.rows(), a.cols(), [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); }, 0};
+    if constexpr (requires {
+                      a.nnz();
+                      typename Op::index_type;
+                  }) {
+        const double idx = sizeof(typename Op::index_type);
+        r.bytes =
+            double(a.nnz()) * (sizeof(T) + idx) + double(a.rows() + 1) * idx + double(a.rows() + a.cols()) * sizeof(T);
+    } else if constexpr (std::is_same_v<Op, Laplacian2D<T>> || std::is_same_v<Op, Laplacian3D<T>>) {
+        r.bytes = 2.0 * double(a.rows()) * sizeof(T);
+    }
+    return r;
+}
+
+template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
+template <class T>
+SolverReport bicgstab(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
+} // namespace detail
+
+// Conjugate gradients for a symmetric positive definite A (classic or pipelined: options.variant).
+// x holds the initial guess (an empty x starts from zero and is allocated) and receives the answer.
+template <class T, class Op>
+requires LinearOperator<Op, T> SolverReport cg(const Op& a, const Array<T>& b, Array<T>& x,
+                                               const SolverOptions<T>& o = {}) {
+    return detail::cg(detail::operator_ref<T>(a), b, x, o);
+}
+
+// BiCGStab for a general square A (right preconditioning), with the same options and report.
+template <class T, class Op>
+requires LinearOperator<Op, T> SolverReport bicgstab(const Op& a, const Array<T>& b, Array<T>& x,
+                                                     const SolverOptions<T>& o = {}) {
+    return detail::bicgstab(detail::operator_ref<T>(a), b, x, o);
+}
+
+#define XGPU_SOLVER_EXTERN(T)                                                                                          \
+    extern template class Jacobi<T>;                                                                                   \
+    extern template class Chebyshev<T>;                                                                                \
+    extern template SolverReport detail::cg(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,                 \
+                                            const SolverOptions<T>&);                                                  \
+    extern template SolverReport detail::bicgstab(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,           \
+                                                  const SolverOptions<T>&);
+XGPU_SOLVER_EXTERN(float)
+XGPU_SOLVER_EXTERN(double)
+#undef XGPU_SOLVER_EXTERN
+
+} // namespace xgpu

