@@ -66,6 +66,10 @@ struct Formatted {
     void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const {
         sparse::spmv(a, x, y, alpha, beta, format);
     }
+    // The solver's dot product fused into the product where the format allows (csr_scalar).
+    bool apply_dot(const Array<double>& x, Array<double>& y, Array<double>& partial) const {
+        return a.apply_dot(x, y, partial, format);
+    }
 };
 
 struct Settings {
@@ -148,7 +152,8 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     std::printf("true residual:    %.3e (relative %.3e)\n", r.residual, r.relative_residual);
     std::printf("error:            %.3e (relative, against the known solution)\n", err);
     std::printf("time:             %.3f s, %.4f ms per iteration\n", r.seconds, r.ms_per_iteration);
-    std::printf("launches:         %.2f per iteration\n", r.launches_per_iteration);
+    std::printf("launches:         %.2f per iteration%s\n", r.launches_per_iteration,
+                r.fused_dot ? " (the dot product fused into the operator's)" : "");
     if (r.gbps > 0)
         std::printf("bandwidth:        %.1f GB/s (%.1f MB per iteration)\n", r.gbps, r.bytes_per_iteration * 1e-6);
     else

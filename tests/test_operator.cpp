@@ -16,6 +16,8 @@ static_assert(LinearOperator<Laplacian3D<float>, float>);
 static_assert(LinearOperator<sparse::Csr<double>, double>);
 static_assert(LinearOperator<sparse::Csr<std::complex<float>, std::int64_t>, std::complex<float>>);
 static_assert(!LinearOperator<Array<double>, double>);
+static_assert(FusedDotOperator<Laplacian2D<double>, double>);
+static_assert(FusedDotOperator<sparse::Csr<float, std::int64_t>, float>);
 
 namespace {
 
@@ -124,6 +126,65 @@ TEST_CASE("matrix-free Laplacians under every kind of launch shape") {
         const Laplacian2D<double> l(ctx, 4, 4);
         auto x = zeros<double>(ctx, {16}), y = zeros<double>(ctx, {16});
         CHECK_THROWS_WITH(l.apply(x, y), Contains("1 to 64 points per work-item"));
+    }
+}
+
+namespace {
+// apply_dot against apply and a host dot: the same y, and the partial sums adding up to x.y.
+template <class Op> void check_fused(const Context& ctx, const Op& a, std::size_t groups) {
+    const auto hx = random_vector<double>(std::size_t(a.rows()), -1.0, 1.0);
+    auto x = to_device(ctx, hx), y = full<double>(ctx, {hx.size()}, 7.0), want = empty<double>(ctx, {hx.size()});
+    auto partial = full<double>(ctx, {groups}, 1e300);
+    a.apply(x, want);
+    REQUIRE(a.apply_dot(x, y, partial));
+    const auto got = y.get(), ref = want.get(), parts = partial.get();
+    double dot = 0, scale = 0, sum = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        REQUIRE(got[i] == ref[i]);
+        dot += hx[i] * ref[i];
+        scale += std::abs(hx[i] * ref[i]);
+    }
+    for (double p : parts)
+        sum += p;
+    REQUIRE(std::abs(sum - dot) <= 1e-12 * (scale + 1));
+}
+} // namespace
+
+TEST_CASE("operators fuse a dot product into their product (apply_dot)") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t nx = 2 + std::int64_t(test::rng()() % 70), ny = 1 + std::int64_t(test::rng()() % 60);
+        for (std::size_t groups : {1u, 3u, 64u}) {
+            check_fused(ctx, Laplacian2D<double>(ctx, nx, ny), groups);
+            check_fused(ctx, Laplacian3D<double>(ctx, nx, 5, 3), groups);
+            check_fused(ctx, sparse::Csr<double>(ctx, poisson(nx, ny)), groups);
+        }
+        // Another walk and a work-group that is not a power of two.
+        {
+            LaunchShape shape;
+            shape.group_size = 96;
+            shape.items = 3;
+            LaunchShapeScope scope(KernelFamily::stencil, shape);
+            check_fused(ctx, Laplacian2D<double>(ctx, nx, ny), 5);
+            check_fused(ctx, Laplacian3D<double>(ctx, nx, 4, 7), 2);
+        }
+        // Formats without the fused kernel decline, having done nothing.
+        const sparse::Csr<double> m(ctx, poisson(nx, ny));
+        auto x = full<double>(ctx, {std::size_t(nx * ny)}, 1.0), y = full<double>(ctx, {std::size_t(nx * ny)}, 7.0);
+        auto partial = full<double>(ctx, {4}, 3.0);
+        CHECK_FALSE(m.apply_dot(x, y, partial, sparse::Format::csr_vector));
+        CHECK_FALSE(m.apply_dot(x, y, partial, sparse::Format::merge_path));
+        for (double v : y.get())
+            REQUIRE(v == 7.0);
+        for (double v : partial.get())
+            REQUIRE(v == 3.0);
+        // Bad partial sums are refused.
+        auto none = Array<double>();
+        CHECK_THROWS_WITH(m.apply_dot(x, y, none), Contains("partial"));
+        const Laplacian2D<double> l(ctx, nx, ny);
+        CHECK_THROWS_WITH(l.apply_dot(x, y, none), Contains("partial is an empty Array"));
+        auto wide = zeros<double>(ctx, {8});
+        auto strided = wide(slice(0, 8, 2));
+        CHECK_THROWS_WITH(l.apply_dot(x, y, strided), Contains("contiguous"));
     }
 }
 

@@ -22,6 +22,17 @@ concept LinearOperator = requires(const Op& a, const Array<T>& x, Array<T>& y, T
     a.apply(s, x, s, y);
 };
 
+// Optionally, an operator fuses a solver's dot product into its product:
+//   bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;
+// computes y = A*x over a launch of exactly partial.size() work-groups, each writing its partial
+// sum of x.y (the new y) into partial[group], so that the solver's next kernel sums them; returns
+// false, having done nothing, where it cannot (the matrix's format on this device does not fuse).
+template <class Op, class T>
+concept FusedDotOperator = LinearOperator<Op, T> &&
+    requires(const Op& a, const Array<T>& x, Array<T>& y, Array<T>& partial) {
+    { a.apply_dot(x, y, partial) } -> std::convertible_to<bool>;
+};
+
 // The negative Laplacian on an nx x ny grid (2-D, 5 points) or nx x ny x nz grid (3-D, 7 points)
 // with zero Dirichlet boundaries, in natural order (x fastest): the matrix of the 2-D/3-D Poisson
 // problem, applied without storing it (kernels/stencil.kernel; its launch shape is the stencil
@@ -35,6 +46,8 @@ public:
     void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
     // y = alpha*A*x + beta*y (beta == 0: y is only written).
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    // y = A*x with partial.size() work-groups' partial sums of x.y (FusedDotOperator).
+    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;
 
 private:
     Context ctx_;
@@ -48,6 +61,7 @@ public:
     std::int64_t cols() const { return rows(); }
     void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;
 
 private:
     Context ctx_;

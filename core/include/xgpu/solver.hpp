@@ -66,6 +66,7 @@ struct SolverReport {
     double bytes_per_iteration = 0;    // the traffic counted: each vector and the operator once a pass
     double gbps = 0;                   // bytes_per_iteration over the time, 0 where the operator's is unknown
     double launches_per_iteration = 0; // kernel launches (the solver's and the operator's) per iteration
+    bool fused_dot = false;            // the operator's product carried the solver's dot product
     bool converged() const { return status == SolverStatus::converged; }
 };
 
@@ -175,10 +176,16 @@ template <class T> struct OperatorRef {
     std::int64_t rows = 0, cols = 0;
     std::function<void(const Array<T>&, Array<T>&)> apply;
     double bytes = 0; // traffic of one product (0: unknown)
+    // The product with a dot product fused (FusedDotOperator); empty where the operator has none.
+    std::function<bool(const Array<T>&, Array<T>&, Array<T>&)> apply_dot;
 };
 
 template <class T, class Op> OperatorRef<T> operator_ref(const Op& a) {
-    OperatorRef<T> r{a.rows(), a.cols(), [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); }, 0};
+    OperatorRef<T> r{a.rows(), a.cols(), [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); }, 0, {}};
+    if constexpr (FusedDotOperator<Op, T>)
+        r.apply_dot = [&a](const Array<T>& x, Array<T>& y, Array<T>& partial) {
+            return bool(a.apply_dot(x, y, partial));
+        };
     if constexpr (requires {
                       a.nnz();
                       typename Op::index_type;

@@ -208,6 +208,10 @@ public:
     // As a linear operator (xgpu/operator.hpp): y = A*x, and y = alpha*A*x + beta*y.
     void apply(const Array<T>& x, Array<T>& y) const;
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    // y = A*x with partial.size() work-groups' partial sums of x.y (FusedDotOperator): real
+    // values, a square matrix, contiguous x and y, in csr_scalar (what `f` plans); false, having
+    // done nothing, otherwise.
+    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f = Format::automatic) const;
 
     // The milliseconds it took to build format f's device layout from the CSR (download,
     // conversion on the host, upload), once built: spmv builds it on its first call in f and

@@ -39,11 +39,18 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
     s.gather(0, 3, Slot::rho, Slot::rr, Slot::bb);
     if (!settled(s.read(), p, o, rep)) {
         const T thr = T(threshold(o, rep.rhs_norm));
+        bool fused = bool(a.apply_dot);
+        Array<T> pq = s.partial_row(1);
         iterate<T>(
             s, o, p.max_iterations, rep.rhs_norm, 0,
             [&](std::int64_t it) {
-                a.apply(d, q);
-                s.launch("xgpu_krylov_dot", s.partial(1), std::uint32_t(0), d.buffer(), q.buffer());
+                // q = A p, then p.q, unless the operator fuses them (it may decline: then never again).
+                fused = fused && a.apply_dot(d, q, pq);
+                rep.fused_dot = fused;
+                if (!fused) {
+                    a.apply(d, q);
+                    s.launch("xgpu_krylov_dot", s.partial(1), std::uint32_t(0), d.buffer(), q.buffer());
+                }
                 s.launch("xgpu_cg_update", s.partial(1), s.partial(2), xb, r.buffer(), d.buffer(), q.buffer(),
                          z.buffer(), dinv, it);
                 if (kind == Precond::external) {
@@ -54,9 +61,10 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
             },
             rep);
     }
-    // Counted per iteration: p.q (2 vectors), the update (x, p, r, q read; x, r written; with Jacobi
-    // the inverse diagonal read and z written), the direction (z or r, p read; p written).
-    const double vectors = kind == Precond::jacobi ? 13 : 11;
+    // Counted per iteration: p.q (2 vectors, none where the operator fuses it into its product),
+    // the update (x, p, r, q read; x, r written; with Jacobi the inverse diagonal read and z
+    // written), the direction (z or r, p read; p written).
+    const double vectors = (kind == Precond::jacobi ? 13 : 11) - (rep.fused_dot ? 2 : 0);
     finish(a, p, x, q, o, vectors * double(n) * sizeof(T), rep);
     return rep;
 }

@@ -47,7 +47,7 @@ Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, P
     state_ = ctx.alloc(sizeof(Snapshot<T>));
     queue_.fill(state_, std::uint8_t(0));
     for (auto& p : partial_)
-        p = ctx.alloc(3 * groups_ * sizeof(T));
+        p = empty<T>(ctx, {std::size_t(3 * groups_)});
     key_ += fmt::format("{}", shape.blocked ? 1 : 0);
 }
 
@@ -75,7 +75,7 @@ template <class T> Snapshot<T> Solve<T>::read() const {
 
 template <class T>
 void Solve<T>::gather(int i, std::int32_t m, std::int32_t s0, std::int32_t s1, std::int32_t s2) const {
-    launch_single("xgpu_krylov_gather", partial_[i], groups_, m, s0, s1, s2);
+    launch_single("xgpu_krylov_gather", partial_[i].buffer(), groups_, m, s0, s1, s2);
 }
 
 template <class T>

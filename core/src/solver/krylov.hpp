@@ -52,8 +52,10 @@ public:
     const Context& context() const { return ctx_; }
     const Queue& queue() const { return queue_; }
     const Buffer& state() const { return state_; }
-    // Partial-sum buffers (3 rows of `groups` values each).
-    const Buffer& partial(int i) const { return partial_[i]; }
+    // Partial-sum buffers (3 rows of `groups` values each), and the first row of one as an array
+    // (where a FusedDotOperator writes its partial sums).
+    Buffer partial(int i) const { return partial_[i].buffer(); }
+    Array<T> partial_row(int i) const { return partial_[i](slice(0, std::int64_t(groups_))); }
     std::uint64_t groups() const { return groups_; }
     // A buffer to pass where a kernel's unused vector argument goes.
     const Buffer& dummy() const { return state_; }
@@ -72,7 +74,7 @@ private:
     std::size_t wg_ = 1;
     Grid grid_{1};
     Buffer state_;
-    Buffer partial_[3];
+    Array<T> partial_[3];
 };
 
 // A solve's inputs, checked and made contiguous: throws before any work.

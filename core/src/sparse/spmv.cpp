@@ -83,27 +83,45 @@ unsigned group_size(const Context& ctx) {
     return max && max < 256 ? unsigned(max) : 256u;
 }
 
-template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c) {
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial) {
     const Context& ctx = c.a.context();
     const SpmvPlan& plan = c.plan;
     const unsigned wg = std::max(group_size(ctx), plan.lanes);
-    const std::string key = fmt::format("{}|g{}l{}r{}", spmv_key<T, I>("csr"), wg, plan.lanes, plan.rows);
+    // The fused dot product's kernel is in the program where it can be: real values, one lane.
+    const bool dot = std::is_floating_point_v<T> && plan.lanes == 1;
+    unsigned half = 1;
+    while (half < wg)
+        half *= 2;
+    const std::string key =
+        fmt::format("{}|g{}l{}r{}{}", spmv_key<T, I>("csr"), wg, plan.lanes, plan.rows, dot ? "d" : "");
+    const char* name = partial ? "xgpu_spmv_csr_dot" : "xgpu_spmv_csr";
     const Kernel k = xgpu::detail::generated_kernel(
-        ctx, key,
+        ctx, key + '|' + name,
         [&] {
             return codegen::fill("spmv_csr.kernel", {{"spmv_h", spmv_support<T, I>()},
                                                      {"group_size", std::to_string(wg)},
                                                      {"lanes", std::to_string(plan.lanes)},
-                                                     {"rows", std::to_string(plan.rows)}});
+                                                     {"rows", std::to_string(plan.rows)},
+                                                     {"dot", dot ? "1" : "0"},
+                                                     {"half", std::to_string(half / 2)}});
         },
-        "xgpu_spmv_csr");
+        name);
     const std::uint64_t rows = std::uint64_t(c.a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows;
     const auto& d = [](const auto& arr) { return arr.desc(); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
-    k.launch(ctx.current_queue(), codegen::groups_grid((rows + per_group - 1) / per_group, wg), d(c.a.row_ptr()).buffer,
-             std::int64_t(d(c.a.row_ptr()).offset), d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset),
-             d(c.a.values()).buffer, std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset),
-             d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows);
+    const Grid grid =
+        partial ? Grid{partial->size() * wg, wg} : codegen::groups_grid((rows + per_group - 1) / per_group, wg);
+    if (partial)
+        k.launch(ctx.current_queue(), grid, d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
+                 d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset), d(c.a.values()).buffer,
+                 std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset), d(c.y).buffer,
+                 std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows, d(*partial).buffer,
+                 std::int64_t(d(*partial).offset));
+    else
+        k.launch(ctx.current_queue(), grid, d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
+                 d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset), d(c.a.values()).buffer,
+                 std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset), d(c.y).buffer,
+                 std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows);
 }
 
 } // namespace detail
@@ -218,7 +236,7 @@ void spmv(const Csr<T, I>& a, const Array<T>& x_in, Array<T>& y, T alpha, T beta
     case Format::merge_path: detail::spmv_merge(call); break;
     case Format::sell: detail::spmv_sell(call); break;
     case Format::packeted: detail::spmv_packeted(call); break;
-    default: detail::spmv_csr(call); break;
+    default: detail::spmv_csr<T, I>(call, nullptr); break;
     }
     if (!(out.desc().buffer == y.desc().buffer)) y.assign(out);
 }
@@ -249,15 +267,38 @@ template <Value T, Index I> void Csr<T, I>::apply(T alpha, const Array<T>& x, T 
     spmv(*this, x, y, alpha, beta);
 }
 
+template <Value T, Index I>
+bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f) const {
+    if constexpr (!std::is_floating_point_v<T>) {
+        return false; // a solver's dot of complex vectors conjugates: not this kernel's
+    } else {
+        check_operands(*this, x, y);
+        if (rows() != cols() || nnz() == 0 || !x.desc().is_c_contiguous() || !y.desc().is_c_contiguous()) return false;
+        const SpmvPlan plan = plan_spmv(*this, f);
+        if (plan.format != Format::csr_scalar || plan.lanes != 1) return false;
+        if (partial.empty() || !partial.desc().is_c_contiguous() || !(partial.context() == context()))
+            throw InvalidArgument("xgpu: apply_dot: partial must be a contiguous Array on the matrix's context");
+        if (partial.size() > (std::size_t(1) << 20))
+            throw InvalidArgument(
+                fmt::format("xgpu: apply_dot: {} partial sums asked for; at most 2^20 work-groups", partial.size()));
+        if (may_overlap(partial.desc(), x.desc()) || may_overlap(partial.desc(), y.desc()))
+            throw InvalidArgument("xgpu: apply_dot: partial shares memory with x or y");
+        const detail::SpmvCall<T, I> call{*this, x, y, T(1), T(0), plan};
+        detail::spmv_csr(call, &partial);
+        return true;
+    }
+}
+
 #define XGPU_SPMV_INSTANTIATE(T, I)                                                                                    \
     template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                             \
     template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                                    \
     template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, const Array<T>&, const Array<T>&, Format);        \
     template void Csr<T, I>::apply(const Array<T>&, Array<T>&) const;                                                  \
     template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;                                            \
+    template bool Csr<T, I>::apply_dot(const Array<T>&, Array<T>&, Array<T>&, Format) const;                           \
     template std::string detail::spmv_support<T, I>();                                                                 \
     template std::string detail::spmv_key<T, I>(const char*);                                                          \
-    template void detail::spmv_csr(const detail::SpmvCall<T, I>&);
+    template void detail::spmv_csr(const detail::SpmvCall<T, I>&, Array<T>*);
 XGPU_SPARSE_TEMPLATES(XGPU_SPMV_INSTANTIATE)
 #undef XGPU_SPMV_INSTANTIATE
 

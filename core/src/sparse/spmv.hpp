@@ -20,7 +20,8 @@ template <Value T, Index I> struct SpmvCall {
     const SpmvPlan& plan;
 };
 
-template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c);
+// With `partial`: the fused dot product's kernel (FusedDotOperator in xgpu/operator.hpp).
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial);
 template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c);
 template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c);
 

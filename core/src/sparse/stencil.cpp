@@ -34,29 +34,63 @@ template <class T> void check_vectors(std::int64_t n, const Array<T>& x, const A
     if (x.desc().buffer == y.desc().buffer) throw InvalidArgument("xgpu: Laplacian apply: y shares memory with x");
 }
 
-// y = alpha*A*x + beta*y on the grid nx x ny (x nz when dim is 3).
+// Half the work-group size rounded up to a power of two: the first step of a tree sum over it.
+std::uint64_t half_of(std::uint64_t wg) {
+    std::uint64_t p = 1;
+    while (p < wg)
+        p *= 2;
+    return p / 2;
+}
+
+// y = alpha*A*x + beta*y on the grid nx x ny (x nz when dim is 3); with `partial`, over a launch
+// of partial.size() work-groups, each writing its partial sum of x.y there.
 template <class T>
 void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::uint64_t ny, std::uint64_t nz, T alpha,
-                     const Array<T>& x, T beta, Array<T>& y) {
+                     const Array<T>& x, T beta, Array<T>& y, Array<T>* partial = nullptr) {
     const LaunchShape s = launch_shape(ctx, KernelFamily::stencil, dtype_of<T>::value);
     const std::string key =
         fmt::format("{}|d{}|{}", sparse::detail::spmv_key<T, std::int32_t>("laplacian"), dim, s.key());
+    const char* name = partial ? "xgpu_laplacian_dot" : "xgpu_laplacian";
     const Kernel k = detail::generated_kernel(
-        ctx, key,
+        ctx, key + '|' + name,
         [&] {
             return codegen::fill("stencil.kernel", {{"spmv_h", sparse::detail::spmv_support<T, std::int32_t>()},
                                                     {"group_size", std::to_string(s.group_size)},
                                                     {"walk", std::to_string(s.items)},
-                                                    {"dim", std::to_string(dim)}});
+                                                    {"dim", std::to_string(dim)},
+                                                    {"half", std::to_string(half_of(s.group_size))}});
         },
-        "xgpu_laplacian");
+        name);
     // Work-groups: across the fastest dimension, times the rows (3-D), times the walks.
     const std::uint64_t walk = dim == 3 ? nz : ny;
     const std::uint64_t groups =
         (nx + s.group_size - 1) / s.group_size * (dim == 3 ? ny : 1) * ((walk + s.items - 1) / s.items);
-    k.launch(ctx.current_queue(), codegen::groups_grid(groups, s.group_size), y.desc().buffer,
-             std::int64_t(y.desc().offset), x.desc().buffer, std::int64_t(x.desc().offset), nx, ny, nz, alpha, beta,
-             std::uint32_t(beta == T(0)));
+    const Queue q = ctx.current_queue();
+    const auto& xd = x.desc();
+    const auto& yd = y.desc();
+    const std::uint32_t beta_zero = beta == T(0);
+    if (!partial) {
+        k.launch(q, codegen::groups_grid(groups, s.group_size), yd.buffer, std::int64_t(yd.offset), xd.buffer,
+                 std::int64_t(xd.offset), nx, ny, nz, alpha, beta, beta_zero);
+        return;
+    }
+    const auto& pd = partial->desc();
+    k.launch(q, Grid{partial->size() * s.group_size, s.group_size}, yd.buffer, std::int64_t(yd.offset), xd.buffer,
+             std::int64_t(xd.offset), nx, ny, nz, alpha, beta, beta_zero, groups, pd.buffer, std::int64_t(pd.offset));
+}
+
+// The checks of a fused product's partial sums: one per work-group, contiguous, on the context,
+// apart from x and y.
+template <class T>
+void check_partial(const Context& ctx, const Array<T>& x, const Array<T>& y, const Array<T>& partial) {
+    if (partial.empty()) throw InvalidArgument("xgpu: apply_dot: partial is an empty Array");
+    if (!partial.is_contiguous()) throw InvalidArgument("xgpu: apply_dot: partial must be contiguous");
+    if (partial.size() > (std::size_t(1) << 20))
+        throw InvalidArgument(
+            fmt::format("xgpu: apply_dot: {} partial sums asked for; at most 2^20 work-groups", partial.size()));
+    if (!(partial.context() == ctx)) throw InvalidArgument("xgpu: apply_dot: partial belongs to another context");
+    if (partial.desc().buffer == x.desc().buffer || partial.desc().buffer == y.desc().buffer)
+        throw InvalidArgument("xgpu: apply_dot: partial shares memory with x or y");
 }
 
 } // namespace
@@ -70,6 +104,13 @@ template <class T> void Laplacian2D<T>::apply(T alpha, const Array<T>& x, T beta
     apply_laplacian<T>(ctx_, 2, std::uint64_t(nx_), std::uint64_t(ny_), 1, alpha, x, beta, y);
 }
 
+template <class T> bool Laplacian2D<T>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const {
+    check_vectors(rows(), x, y);
+    check_partial(ctx_, x, y, partial);
+    apply_laplacian<T>(ctx_, 2, std::uint64_t(nx_), std::uint64_t(ny_), 1, T(1), x, T(0), y, &partial);
+    return true;
+}
+
 template <class T>
 Laplacian3D<T>::Laplacian3D(const Context& ctx, std::int64_t nx, std::int64_t ny, std::int64_t nz)
     : ctx_(ctx), nx_((check_grid({nx, ny, nz}), nx)), ny_(ny), nz_(nz) {}
@@ -77,6 +118,13 @@ Laplacian3D<T>::Laplacian3D(const Context& ctx, std::int64_t nx, std::int64_t ny
 template <class T> void Laplacian3D<T>::apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
     check_vectors(rows(), x, y);
     apply_laplacian<T>(ctx_, 3, std::uint64_t(nx_), std::uint64_t(ny_), std::uint64_t(nz_), alpha, x, beta, y);
+}
+
+template <class T> bool Laplacian3D<T>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const {
+    check_vectors(rows(), x, y);
+    check_partial(ctx_, x, y, partial);
+    apply_laplacian<T>(ctx_, 3, std::uint64_t(nx_), std::uint64_t(ny_), std::uint64_t(nz_), T(1), x, T(0), y, &partial);
+    return true;
 }
 
 template class Laplacian2D<float>;
