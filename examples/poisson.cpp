@@ -153,7 +153,7 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     std::printf("error:            %.3e (relative, against the known solution)\n", err);
     std::printf("time:             %.3f s, %.4f ms per iteration\n", r.seconds, r.ms_per_iteration);
     std::printf("launches:         %.2f per iteration%s\n", r.launches_per_iteration,
-                r.fused_dot ? " (the dot product fused into the operator's)" : "");
+                r.fused_dot ? " (a dot product fused into the operator's)" : "");
     if (r.gbps > 0)
         std::printf("bandwidth:        %.1f GB/s (%.1f MB per iteration)\n", r.gbps, r.bytes_per_iteration * 1e-6);
     else

@@ -404,34 +404,39 @@ template <class Op> struct Unfused {
 };
 } // namespace
 
-TEST_CASE("classic cg fuses p.q into the operator's product where the operator can", "[solver]") {
-    XGPU_FOR_EACH_CONTEXT(ctx) {
-        const std::int64_t m = 24 + std::int64_t(test::rng()() % 16);
-        const Laplacian2D<double> lap(ctx, m, m);
-        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
-        const auto b = to_device(ctx, hb);
-        SolverOptions<double> o;
-        o.rtol = 1e-8;
-        auto run = [&](const auto& op) {
-            Array<double> x;
-            auto rep = cg(op, b, x, o);
-            CHECK(rep.converged());
-            CHECK(rep.relative_residual <= 1.1e-8);
-            return rep;
-        };
-        const auto fused = run(lap), plain = run(Unfused<Laplacian2D<double>>{lap});
-        CHECK(fused.fused_dot);
-        CHECK_FALSE(plain.fused_dot);
-        CHECK(fused.launches_per_iteration < plain.launches_per_iteration);
-        CHECK(std::abs(fused.iterations - plain.iterations) <= 2); // the dot's sums in another order
-        // The same operator stored: csr_scalar fuses (the automatic choice for these rows), other
-        // formats decline and the solver runs its own dot product.
-        const sparse::Csr<double> mat(ctx, convection_diffusion(m, 0.0)); // c = 0: the Laplacian
-        const auto stored = run(mat);
-        CHECK(stored.fused_dot ==
-              (sparse::plan_spmv(mat, sparse::Format::automatic).format == sparse::Format::csr_scalar));
-        CHECK(std::abs(stored.iterations - plain.iterations) <= 2);
-    }
+TEST_CASE("cg fuses a dot product into the operator's product where the operator can", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx)
+    for (auto variant : {CgVariant::classic, CgVariant::pipelined})
+        for (bool jacobi : {false, true}) {
+            INFO("variant " << int(variant) << (jacobi ? ", Jacobi" : ""));
+            const std::int64_t m = 24 + std::int64_t(test::rng()() % 16);
+            const Laplacian2D<double> lap(ctx, m, m);
+            const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
+            const auto b = to_device(ctx, hb);
+            SolverOptions<double> o;
+            o.rtol = 1e-8;
+            o.variant = variant;
+            if (jacobi) o.preconditioner = Jacobi<double>(full<double>(ctx, {std::size_t(m * m)}, 4.0));
+            auto run = [&](const auto& op) {
+                Array<double> x;
+                auto rep = cg(op, b, x, o);
+                CHECK(rep.converged());
+                CHECK(rep.relative_residual <= 1.1e-8);
+                return rep;
+            };
+            const auto fused = run(lap), plain = run(Unfused<Laplacian2D<double>>{lap});
+            CHECK(fused.fused_dot);
+            CHECK_FALSE(plain.fused_dot);
+            CHECK(fused.launches_per_iteration < plain.launches_per_iteration);
+            CHECK(std::abs(fused.iterations - plain.iterations) <= 2); // the dot's sums in another order
+            // The same operator stored: csr_scalar fuses (the automatic choice for these rows), other
+            // formats decline and the solver runs its own dot product.
+            const sparse::Csr<double> mat(ctx, convection_diffusion(m, 0.0)); // c = 0: the Laplacian
+            const auto stored = run(mat);
+            CHECK(stored.fused_dot ==
+                  (sparse::plan_spmv(mat, sparse::Format::automatic).format == sparse::Format::csr_scalar));
+            CHECK(std::abs(stored.iterations - plain.iterations) <= 2);
+        }
 }
 
 TEST_CASE("cg on the matrix-free Laplacian, float, Chebyshev and user preconditioners", "[solver]") {

@@ -5,7 +5,9 @@
 // Kernels per iteration beside the operator's product: classic 3 (p.q; the update of x, r and z
 // with r.z and r.r; the new direction), pipelined (Chronopoulos-Gear) 2 (the update with u = M r;
 // the three dot products), Ghysels-Vanroose 1 (everything); a preconditioner that is not Jacobi
-// adds its own application (and, classic, one more dot product).
+// adds its own application (and, classic, one more dot product). Where the operator fuses a dot
+// product into its product (FusedDotOperator), classic runs 2 beside it (p.q comes with q = A p)
+// and pipelined 1 (the update sums r.u and r.r, w.u comes with w = A u).
 #include <fmt/format.h>
 
 #include "krylov.hpp"
@@ -92,20 +94,32 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
         const T thr = T(threshold(o, rep.rhs_norm));
         a.apply(u, w);
         s.launch("xgpu_cgcg_dots", s.partial(0), buf(r), buf(u), buf(w));
+        // The update writes r.u and r.r; w.u comes with w = A u where the operator fuses it (not
+        // after an external preconditioner, whose u the update does not know yet).
+        bool fused = bool(a.apply_dot) && kind != Precond::external;
+        const Array<T> wu[2] = {s.partial_row(0, 1), s.partial_row(1, 1)};
         iterate<T>(
             s, o, p.max_iterations, rep.rhs_norm, 1,
             [&](std::int64_t it) {
-                s.launch("xgpu_cgcg_update", s.partial(0), buf(p.x), buf(r), buf(u), buf(w), buf(sv), buf(d), dinv, thr,
-                         it);
+                const int in = int((it + 1) & 1), out = int(it & 1);
+                s.launch("xgpu_cgcg_update", s.partial(in), s.partial(out), buf(p.x), buf(r), buf(u), buf(w), buf(sv),
+                         buf(d), dinv, thr, it);
                 if (kind == Precond::external) o.preconditioner.apply(r, u);
-                a.apply(u, w);
-                s.launch("xgpu_cgcg_dots", s.partial(0), buf(r), buf(u), buf(w));
+                Array<T> row = wu[out];
+                fused = fused && a.apply_dot(u, w, row);
+                rep.fused_dot = fused;
+                if (!fused) {
+                    a.apply(u, w);
+                    s.launch("xgpu_cgcg_dots", s.partial(out), buf(r), buf(u), buf(w));
+                }
             },
             rep);
     }
     // Counted per iteration: the update reads u (or r), p, w, s, x, r and writes p, s, x, r (with
-    // Jacobi it also reads the inverse diagonal and writes u); the dot products read r, w (and u).
-    const double vectors = kind == Precond::jacobi ? 14 : 11;
+    // Jacobi it also reads the inverse diagonal and writes u); the dot products, unless fused into
+    // the product, read r, w (and u).
+    const double vectors =
+        (kind == Precond::jacobi ? 14 : 11) - (rep.fused_dot ? (kind == Precond::jacobi ? 3 : 2) : 0);
     finish(a, p, x, w, o, vectors * double(n) * sizeof(T), rep);
     return rep;
 }

@@ -52,10 +52,12 @@ public:
     const Context& context() const { return ctx_; }
     const Queue& queue() const { return queue_; }
     const Buffer& state() const { return state_; }
-    // Partial-sum buffers (3 rows of `groups` values each), and the first row of one as an array
+    // Partial-sum buffers (3 rows of `groups` values each), and a row of one as an array
     // (where a FusedDotOperator writes its partial sums).
     Buffer partial(int i) const { return partial_[i].buffer(); }
-    Array<T> partial_row(int i) const { return partial_[i](slice(0, std::int64_t(groups_))); }
+    Array<T> partial_row(int i, int row = 0) const {
+        return partial_[i](slice(std::int64_t(row * groups_), std::int64_t((row + 1) * groups_)));
+    }
     std::uint64_t groups() const { return groups_; }
     // A buffer to pass where a kernel's unused vector argument goes.
     const Buffer& dummy() const { return state_; }
