@@ -424,10 +424,19 @@ TEST_CASE("cg fuses a dot product into the operator's product where the operator
                 CHECK(rep.relative_residual <= 1.1e-8);
                 return rep;
             };
+            // By default the solver fuses on GPUs only (on CPUs its own dot product is faster);
+            // forced on, it fuses everywhere, forced off nowhere.
+            const bool gpu = ctx.device().type() != DeviceType::cpu;
+            CHECK(run(lap).fused_dot == gpu);
+            o.fused_dots = false;
+            const auto declined = run(lap);
+            CHECK_FALSE(declined.fused_dot);
+            o.fused_dots = true;
             const auto fused = run(lap), plain = run(Unfused<Laplacian2D<double>>{lap});
             CHECK(fused.fused_dot);
             CHECK_FALSE(plain.fused_dot);
             CHECK(fused.launches_per_iteration < plain.launches_per_iteration);
+            CHECK(declined.iterations == plain.iterations);
             CHECK(std::abs(fused.iterations - plain.iterations) <= 2); // the dot's sums in another order
             // The same operator stored: csr_scalar fuses (the automatic choice for these rows), other
             // formats decline and the solver runs its own dot product.

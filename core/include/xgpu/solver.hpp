@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -110,6 +111,10 @@ template <class T> struct SolverOptions {
     int ring_depth = 4;               // checks in flight: how far the host may run ahead of the device
     int replacement_interval = 50;    // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
     CgVariant variant = CgVariant::classic;
+    // CG takes a dot product from the operator's product where the operator offers it
+    // (FusedDotOperator in xgpu/operator.hpp): unset, on GPUs only (on CPUs the fused kernels
+    // walk memory in strides and the solver's own dot product is faster); true or false forces it.
+    std::optional<bool> fused_dots;
     // Called at every check the host reads (iteration, |r| / |b|), from the solving thread.
     std::function<void(std::int64_t, double)> progress;
 };
