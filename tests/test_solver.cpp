@@ -15,6 +15,7 @@
 
 using namespace xgpu;
 using namespace xgpu::sparse;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -388,7 +389,41 @@ TEST_CASE("misuse throws before any work", "[solver]") {
         CHECK(ctx.launch_count() == before2);
         CHECK_THROWS_AS(Jacobi<double>(zeros<double>(ctx, {4})), InvalidArgument);
         (void)before;
+
+        // The symmetry check on request: an asymmetric matrix is refused before any launch,
+        // naming an entry and its mirror; a symmetric one solves; an operator without a stored
+        // matrix cannot be checked.
+        o = {};
+        o.check_symmetry = true;
+        const std::int64_t m = 5 + std::int64_t(test::rng()() % 6);
+        const Csr<double> skewed(ctx, convection_diffusion(m, 0.25));
+        const auto bm = ones<double>(ctx, {std::size_t(m * m)});
+        Array<double> xm;
+        const auto before3 = ctx.launch_count();
+        CHECK_THROWS_WITH(cg(skewed, bm, xm, o), Contains("cg needs a symmetric matrix: entry (0, 1) = -0.75 but "
+                                                          "(1, 0) = -1.25"));
+        CHECK(ctx.launch_count() == before3);
+        CHECK(cg(Csr<double>(ctx, convection_diffusion(m, 0.0)), bm, xm, o).converged());
+        CHECK_THROWS_WITH(cg(a, b, x, o), Contains("check_symmetry needs a sparse matrix"));
     }
+}
+
+TEST_CASE("asymmetry names the first entry that differs from its mirror", "[solver]") {
+    // Unsorted rows, duplicates summed, explicit zeros against absent mirrors.
+    const std::vector<std::int32_t> r{0, 0, 1, 1, 2, 2, 0}, c{1, 2, 0, 0, 0, 2, 1};
+    const std::vector<double> v{1.0, 0.0, 1.5, 0.5, 3.0, 4.0, 1.0};
+    auto h = from_coo<double, std::int32_t>(3, 3, r, c, v); // (0,1) = 2 = (1,0); (0,2) = 0, (2,0) = 3
+    CHECK(sparse::asymmetry(h) == "entry (0, 2) = 0 but (2, 0) = 3");
+    h.values[std::size_t(h.row_ptr[2])] = 0.0; // (2, 0) = 0 too: symmetric
+    CHECK(sparse::asymmetry(h).empty());
+    const std::vector<std::int32_t> rw{0}, cw{2};
+    const std::vector<double> vw{1.0};
+    CHECK(sparse::asymmetry(from_coo<double, std::int32_t>(2, 3, rw, cw, vw)) == "the matrix is 2 x 3, not square");
+    // Within the tolerance, values agree.
+    const std::vector<std::int32_t> rt{0, 1}, ct{1, 0};
+    const std::vector<double> vt{1.0, 1.0 + 1e-15};
+    CHECK(sparse::asymmetry(from_coo<double, std::int32_t>(2, 2, rt, ct, vt)).empty());
+    CHECK_FALSE(sparse::asymmetry(from_coo<double, std::int32_t>(2, 2, rt, ct, vt), 1e-16).empty());
 }
 
 namespace {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "xgpu/operator.hpp"
+#include "xgpu/sparse.hpp"
 
 namespace xgpu {
 
@@ -115,6 +116,10 @@ template <class T> struct SolverOptions {
     // (FusedDotOperator in xgpu/operator.hpp): unset, on GPUs only (on CPUs the fused kernels
     // walk memory in strides and the solver's own dot product is faster); true or false forces it.
     std::optional<bool> fused_dots;
+    // CG first checks that A equals its transpose (a sparse matrix only: downloaded and compared
+    // on the host in O(nnz)); an asymmetric one throws InvalidArgument naming the first entry that
+    // differs from its mirror, before any work.
+    bool check_symmetry = false;
     // Called at every check the host reads (iteration, |r| / |b|), from the solving thread.
     std::function<void(std::int64_t, double)> progress;
 };
@@ -214,6 +219,15 @@ SolverReport bicgstab(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, c
 template <class T, class Op>
 requires LinearOperator<Op, T> SolverReport cg(const Op& a, const Array<T>& b, Array<T>& x,
                                                const SolverOptions<T>& o = {}) {
+    if (o.check_symmetry) {
+        if constexpr (requires { sparse::asymmetry(a.to_host()); }) {
+            if (const std::string why = sparse::asymmetry(a.to_host(), std::is_same_v<T, float> ? 1e-6 : 1e-12);
+                !why.empty())
+                throw InvalidArgument("xgpu: cg needs a symmetric matrix: " + why);
+        } else {
+            throw InvalidArgument("xgpu: cg: check_symmetry needs a sparse matrix (an operator with to_host())");
+        }
+    }
     return detail::cg(detail::operator_ref<T>(a), b, x, o);
 }
 

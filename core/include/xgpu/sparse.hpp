@@ -101,6 +101,10 @@ template <Value T, Index I> RowStats row_stats(const HostCsr<T, I>& a);
 template <Value T, Index I> HostCsr<T, I> transpose(const HostCsr<T, I>& a);
 // The main diagonal, min(rows, cols) values; duplicates summed, absent entries 0.
 template <Value T, Index I> std::vector<T> diagonal(const HostCsr<T, I>& a);
+// Whether a equals its transpose (not conjugated): empty if so, else the first entry that differs
+// from its mirror, as "entry (i, j) = v but (j, i) = w" (duplicates summed, absent entries 0; two
+// values agree within rtol of the larger magnitude). A non-square matrix is described as such.
+template <Value T, Index I> std::string asymmetry(const HostCsr<T, I>& a, double rtol = 1e-12);
 
 // ---- Matrix Market ----------------------------------------------------------------------------
 //
@@ -282,6 +286,7 @@ void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, const Array<T>& al
     extern template RowStats row_stats(const HostCsr<T, I>&);                                                          \
     extern template HostCsr<T, I> transpose(const HostCsr<T, I>&);                                                     \
     extern template std::vector<T> diagonal(const HostCsr<T, I>&);                                                     \
+    extern template std::string asymmetry(const HostCsr<T, I>&, double);                                               \
     extern template HostCsr<T, I> read_matrix_market(std::istream&, const std::string&, const ReadOptions&);           \
     extern template HostCsr<T, I> read_matrix_market(const std::string&, const ReadOptions&);                          \
     extern template void write_matrix_market(std::ostream&, const HostCsr<T, I>&, const WriteOptions&);                \

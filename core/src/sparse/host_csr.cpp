@@ -1,4 +1,6 @@
 // Host CSR: validation, COO to CSR, row statistics, transpose and diagonal.
+#include <algorithm>
+#include <complex>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -100,13 +102,59 @@ template <Value T, Index I> std::vector<T> diagonal(const HostCsr<T, I>& a) {
     return detail::diagonal<T, I>(a.rows, a.cols, a.row_ptr, a.col_idx, a.values);
 }
 
+namespace {
+template <class T> std::string value_text(T v) {
+    if constexpr (std::is_floating_point_v<T>)
+        return fmt::format("{}", v);
+    else
+        return fmt::format("({}, {})", v.real(), v.imag());
+}
+
+// Row r's entries (column, value) sorted by column, duplicates summed.
+template <Value T, Index I> void sorted_row(const HostCsr<T, I>& a, std::size_t r, std::vector<std::pair<I, T>>& out) {
+    out.clear();
+    for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+        out.emplace_back(a.col_idx[k], a.values[k]);
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::size_t w = 0;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        if (w > 0 && out[w - 1].first == out[k].first)
+            out[w - 1].second += out[k].second;
+        else
+            out[w++] = out[k];
+    }
+    out.resize(w);
+}
+} // namespace
+
+template <Value T, Index I> std::string asymmetry(const HostCsr<T, I>& a, double rtol) {
+    if (a.rows != a.cols) return fmt::format("the matrix is {} x {}, not square", a.rows, a.cols);
+    const HostCsr<T, I> t = transpose(a);
+    std::vector<std::pair<I, T>> x, y;
+    const auto differ = [&](T v, T w) { return std::abs(v - w) > rtol * std::max(std::abs(v), std::abs(w)); };
+    for (std::size_t r = 0; r < std::size_t(a.rows); ++r) {
+        sorted_row(a, r, x); // row r of a: a(r, c)
+        sorted_row(t, r, y); // row r of the transpose: a(c, r)
+        std::size_t i = 0, j = 0;
+        while (i < x.size() || j < y.size()) {
+            const I c = j == y.size() || (i < x.size() && x[i].first < y[j].first) ? x[i].first : y[j].first;
+            const T v = i < x.size() && x[i].first == c ? x[i++].second : T(0);
+            const T w = j < y.size() && y[j].first == c ? y[j++].second : T(0);
+            if (differ(v, w))
+                return fmt::format("entry ({}, {}) = {} but ({}, {}) = {}", r, c, value_text(v), c, r, value_text(w));
+        }
+    }
+    return {};
+}
+
 #define XGPU_SPARSE_INSTANTIATE(T, I)                                                                                  \
     template struct HostCsr<T, I>;                                                                                     \
     template HostCsr<T, I> from_coo(std::int64_t, std::int64_t, std::span<const I>, std::span<const I>,                \
                                     std::span<const T>);                                                               \
     template RowStats row_stats(const HostCsr<T, I>&);                                                                 \
     template HostCsr<T, I> transpose(const HostCsr<T, I>&);                                                            \
-    template std::vector<T> diagonal(const HostCsr<T, I>&);
+    template std::vector<T> diagonal(const HostCsr<T, I>&);                                                            \
+    template std::string asymmetry(const HostCsr<T, I>&, double);
 XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_INSTANTIATE)
 #undef XGPU_SPARSE_INSTANTIATE
 template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);
