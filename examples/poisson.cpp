@@ -7,6 +7,7 @@
 //
 // On a terminal a one-line progress display is redrawn at every check; XGPU_VERBOSE=1 prints a
 // line per check instead.
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -72,12 +73,25 @@ struct Formatted {
     }
 };
 
+// XGPU_VERBOSE as the library reads its switches: on/off, 1/0, true/false, yes/no in any case;
+// unset or empty is off; anything else is refused, naming the variable.
+bool verbose_from_env() {
+    const char* v = std::getenv("XGPU_VERBOSE");
+    std::string s = v ? v : "";
+    for (auto& ch : s)
+        ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    if (s == "1" || s == "on" || s == "true" || s == "yes") return true;
+    if (s.empty() || s == "0" || s == "off" || s == "false" || s == "no") return false;
+    throw InvalidArgument("XGPU_VERBOSE='" + std::string(v) + "': use on/off, 1/0, true/false or yes/no");
+}
+
 struct Settings {
     std::optional<std::int64_t> n2, n3;
     std::string matrix, solver = "cg", precond = "none", format = "auto";
     double tol = 1e-8;
     int check = 10, replace = 50, degree = 4;
     std::int64_t max_iterations = 0;
+    bool verbose = false; // XGPU_VERBOSE
 };
 
 template <class Op>
@@ -108,8 +122,7 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
         o.preconditioner = Chebyshev<double>(ctx, a, co);
     }
     const bool tty = isatty(fileno(stdout));
-    const char* verbose_env = std::getenv("XGPU_VERBOSE");
-    const bool verbose = verbose_env && std::string(verbose_env) == "1";
+    const bool verbose = s.verbose;
     auto last = std::chrono::steady_clock::now();
     std::int64_t last_it = 0;
     o.progress = [&](std::int64_t it, double rel) {
@@ -186,6 +199,7 @@ int main(int argc, char** argv) {
     app.add_option("--max-iterations", s.max_iterations, "0: 10 x rows")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {
+        s.verbose = verbose_from_env();
         const Context ctx = Context::from_env();
         // No problem named: the 2-D Poisson problem at a size that shows the device's speed and
         // takes seconds (4096^2 on GPUs, 512^2 on CPUs).
