@@ -30,6 +30,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -188,6 +189,7 @@ template <class V> void save(const std::string& path, const std::vector<V>& v) {
 // `extra` rows: the matrix-free stencil), timed together in rounds; the build times.
 void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::HostCsr<double>& h, double host_ms,
          const Settings& s, std::vector<Row> extra = {}) {
+    const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
     const auto st = xgpu::sparse::row_stats(h);
     std::printf("\n%s: %lld rows, %lld entries, row length min %lld mean %.1f max %lld (sd %.1f)\n\n", name.c_str(),
                 (long long)h.rows, (long long)h.nnz(), (long long)st.min, st.mean, (long long)st.max, st.stddev);
@@ -229,6 +231,22 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
         table.push_back(
             {std::string("spmv ") + xgpu::sparse::name(f) + " (" + xgpu::sparse::name(plan.format) + ", " + shape + ")",
              [&a, &x, &y, f] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); }, bytes, 2 * nnz, true});
+    }
+    // The product with the dot product x.y fused in (what classic CG runs: Csr::apply_dot), with as
+    // many work-groups as the solvers give it (4 a compute unit on CPUs, 8 on GPUs) and with one
+    // pass of the rows (a work-group per block of rows, as the plain kernel launches).
+    const auto plan = xgpu::sparse::plan_spmv(a, xgpu::sparse::Format::csr_scalar);
+    const unsigned wg =
+        std::min<unsigned>(256u, unsigned(std::max<std::size_t>(ctx.device().info().max_work_group_size, 1)));
+    const std::size_t units = std::max(1u, ctx.device().info().compute_units);
+    std::vector<std::shared_ptr<xgpu::Array<double>>> partials;
+    for (std::size_t groups : {units * (cpu ? 4 : 8), std::size_t((h.rows + wg * plan.rows - 1) / (wg * plan.rows))}) {
+        auto partial = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {groups}));
+        partials.push_back(partial);
+        if (!a.apply_dot(x, y, *partial, xgpu::sparse::Format::csr_scalar)) break;
+        table.push_back({"spmv csr_scalar with x.y fused (apply_dot), " + std::to_string(groups) + " work-groups",
+                         [&a, &x, &y, partial] { a.apply_dot(x, y, *partial, xgpu::sparse::Format::csr_scalar); },
+                         bytes, 2 * nnz, true});
     }
     for (auto& r : extra)
         table.push_back(std::move(r));
