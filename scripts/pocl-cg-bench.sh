@@ -60,7 +60,8 @@ for v in "cg" "pipecg" "stencil"; do
     pipecg) args=(--solver pipecg) ;;
     stencil) args=(--solver cg --format stencil) ;;
     esac
-    read -r MS[$v] LO[$v] HI[$v] <<<"$(xgpu_cg "${args[@]}")"
+    res=$(xgpu_cg "${args[@]}") # a failure here stops the script (set -e)
+    read -r MS[$v] LO[$v] HI[$v] <<<"$res"
 done
 TRIAD2=$("$PEER" "$N" "$ITS" 0 | sed -n 's/.* triad_gbps=\([0-9.]*\).*/\1/p')
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
