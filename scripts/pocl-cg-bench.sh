@@ -14,7 +14,8 @@
 # opencl. Every xgpu figure is the median of `repeats` solves of `iterations` iterations each
 # (tolerance 0: every solve runs them all) after one short warm-up solve (kernels compiled or
 # loaded from the cache); ViennaCL's is the median over `repeats` of the difference between a
-# (20 + iterations)- and a 20-iteration solve, over `iterations` (its setup cancels). The triad
+# (20 + iterations)- and a 20-iteration solve, over `iterations` (its setup cancels), in the
+# fastest of PEER_RUNS processes (default 2), whose triad is the one used. The triad
 # is measured before the solves and again after them; the load average is printed before and
 # after, since another process on the machine disturbs every figure.
 set -euo pipefail
@@ -31,14 +32,25 @@ for f in "$POISSON" "$PEER"; do
 done
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-peer_out=$("$PEER" "$N" "$ITS" "$REPS")
-echo "$peer_out"
-result=$(grep '^result:' <<<"$peer_out")
-val() { sed -n "s/.* $1=\([0-9.eE+-]*\).*/\1/p" <<<" ${result#result: }"; }
-TRIAD=$(val triad_gbps)
-VCL=$(val viennacl_cg_ms)
-STREAM=$(val stream_ms)
-STREAM_FREE=$(val stream_free_ms)
+# ViennaCL's peer in PEER_RUNS processes (default 2): its SpMV, hence its CG, runs in one of two
+# speeds (about 2x apart) fixed for a process; the fastest process's CG is the one compared with,
+# and its triad and streaming times are the ones used.
+VCL=""
+VCL_ALL=""
+for ((p = 0; p < ${PEER_RUNS:-2}; p++)); do
+    peer_out=$("$PEER" "$N" "$ITS" "$REPS" 2>/dev/null)
+    echo "$peer_out"
+    result=$(grep '^result:' <<<"$peer_out")
+    val() { sed -n "s/.* $1=\([0-9.eE+-]*\).*/\1/p" <<<" ${result#result: }"; }
+    ms=$(val viennacl_cg_ms)
+    VCL_ALL="$VCL_ALL $ms"
+    if [[ -z $VCL ]] || (($(bc -l <<<"$ms < $VCL"))); then
+        VCL=$ms
+        TRIAD=$(val triad_gbps)
+        STREAM=$(val stream_ms)
+        STREAM_FREE=$(val stream_free_ms)
+    fi
+done
 
 # median and spread of the ms per iteration of `repeats` solves of one poisson command line
 xgpu_cg() {
@@ -63,7 +75,7 @@ for v in "cg" "pipecg" "stencil"; do
     res=$(xgpu_cg "${args[@]}") # a failure here stops the script (set -e)
     read -r MS[$v] LO[$v] HI[$v] <<<"$res"
 done
-TRIAD2=$("$PEER" "$N" "$ITS" 0 | sed -n 's/.* triad_gbps=\([0-9.]*\).*/\1/p')
+TRIAD2=$("$PEER" "$N" "$ITS" 0 2>/dev/null | sed -n 's/.* triad_gbps=\([0-9.]*\).*/\1/p')
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
@@ -71,7 +83,8 @@ echo "2-D Poisson ${N}^2 f64, $ITS iterations a solve, median of $REPS (spread m
 echo
 echo "| solver | ms/iteration | spread | ViennaCL / xgpu (target >= 3) | xgpu / streaming time (target <= 1.25) |"
 echo "|---|---|---|---|---|"
-printf '| ViennaCL CG (pipelined) | %.3f | | | %.2f |\n' "$VCL" "$(bc -l <<<"$VCL / $STREAM")"
+printf '| ViennaCL CG (pipelined), fastest of its processes | %.3f | all:%s | | %.2f |\n' "$VCL" "$VCL_ALL" \
+    "$(bc -l <<<"$VCL / $STREAM")"
 for v in cg pipecg stencil; do
     s=$STREAM
     [[ $v == stencil ]] && s=$STREAM_FREE
