@@ -31,7 +31,9 @@ for f in "$POISSON" "$PEER"; do
     [[ -x $f ]] || { echo "pocl-cg-bench: $f is not built (ViennaCL's peer needs libviennacl-dev)" >&2; exit 1; }
 done
 
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Idleness: the CPU's idle share over 3 s (this script's own runs raise the load average).
+idle() { vmstat 3 2 | tail -1 | awk '{print $15 "% idle over 3 s"}'; }
+echo "before: $(idle), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # ViennaCL's peer in PEER_RUNS processes (default 2): its SpMV, hence its CG, runs in one of two
 # speeds (about 2x apart) fixed for a process; the fastest process's CG is the one compared with,
 # and its triad and streaming times are the ones used.
@@ -76,7 +78,7 @@ for v in "cg" "pipecg" "stencil"; do
     read -r MS[$v] LO[$v] HI[$v] <<<"$res"
 done
 TRIAD2=$("$PEER" "$N" "$ITS" 0 2>/dev/null | sed -n 's/.* triad_gbps=\([0-9.]*\).*/\1/p')
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "after: $(idle), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
 echo "2-D Poisson ${N}^2 f64, $ITS iterations a solve, median of $REPS (spread min-max); triad $TRIAD GB/s before, $TRIAD2 after"

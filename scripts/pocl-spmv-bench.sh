@@ -23,7 +23,9 @@ for f in "$BENCH" "$PEER"; do
     [[ -x $f ]] || { echo "pocl-spmv-bench: $f is not built (ViennaCL's peer needs libviennacl-dev)" >&2; exit 1; }
 done
 
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Idleness: the CPU's idle share over 3 s (this script's own runs raise the load average).
+idle() { vmstat 3 2 | tail -1 | awk '{print $15 "% idle over 3 s"}'; }
+echo "before: $(idle), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for ((r = 0; r < REPS; r++)); do
@@ -31,7 +33,7 @@ for ((r = 0; r < REPS; r++)); do
     "$PEER" "$N" 2>/dev/null >"$tmp/vcl.$r"
     cat "$tmp/xgpu.$r" "$tmp/vcl.$r"
 done
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "after: $(idle), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # rows "name gbps" of one repeat: the triad, each spmv row (by the format asked for), the stencil
 rows() {
