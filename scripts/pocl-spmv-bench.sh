@@ -5,7 +5,8 @@
 # alternately `repeats` times; then one table of each format's GB/s (median over the repeats) as a
 # share of the same repeat's triad (target >= 0.7 for the automatic choice) and against ViennaCL's
 # (target >= 2.5x), the latter also against ViennaCL's fastest repeat (on the 2-core PoCL machine
-# ViennaCL's SpMV ran either about 7 or about 13-15 ms a product, the mode fixed for a process).
+# ViennaCL's SpMV took about 7 ms a product in some processes and 13-15 in others of one run, each
+# steady within its process; the cause is not known).
 #
 #   scripts/pocl-spmv-bench.sh [N] [repeats]     (defaults 1024 3)
 #
