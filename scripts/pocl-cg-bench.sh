@@ -34,9 +34,9 @@ done
 # Idleness: the CPU's idle share over 3 s (this script's own runs raise the load average).
 idle() { vmstat 3 2 | tail -1 | awk '{print $15 "% idle over 3 s"}'; }
 echo "before: $(idle), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-# ViennaCL's peer in PEER_RUNS processes (default 2): its SpMV ran about 2x slower in some
-# processes than in others of one run, and its CG took 23 to 58 ms an iteration on this machine;
-# the fastest process's CG is the one compared with, and its triad and streaming times are used.
+# ViennaCL's peer in PEER_RUNS processes (default 2): the 2-core PoCL machine's speed drifts up
+# to 2x over minutes (its CG took 24 to 58 ms an iteration, the triad 17 to 30 GB/s); the fastest
+# process's CG is the one compared with (conservative), and its triad and streaming times are used.
 VCL=""
 VCL_ALL=""
 for ((p = 0; p < ${PEER_RUNS:-2}; p++)); do
