@@ -1,7 +1,7 @@
 // spmv-bench: y = A*x on the selected backend and device, f64 with int32 indices, in each format
 // and the automatic choice, in effective GB/s (values, column indices, row pointers, x and y each
-// counted once) and GFLOP/s (2 per entry), median of timed runs after a warm-up, timed with device
-// events; beside a streaming kernel in the same run; the time to build each matrix and each
+// counted once) and GFLOP/s (2 per entry), median of timed rounds after a warm-up, timed with device
+// events; beside a DRAM-sized triad and a streaming kernel in the same run; the time to build each matrix and each
 // format's layout (sell, packeted: partition included), and the packeted remainder's share.
 //
 // Matrices:
@@ -11,10 +11,17 @@
 //             about 6, the longest tens of thousands), columns uniform at random, values in
 //             [-1, 1), all from a fixed seed (std::mt19937_64, so every run builds the same one).
 //
-//   spmv-bench [--n N] [--p P] [--reps R] [--save DIR]
+//   spmv-bench [--n N] [--p P] [--reps R] [--batch-ms B] [--triad T] [--save DIR]
 //     N: grid side (default 4096 on GPUs, 1024 on CPUs); P: log2 of the power-law rows (default
-//     24 on GPUs, 20 on CPUs; 0 skips it); --save: write each matrix's CSR arrays as raw files
+//     24 on GPUs, 20 on CPUs; 0 skips it); R: timed rounds (default 21); B: the length a timed
+//     sample aims at, in calls of the row's work (default 10 ms); T: log2 of the triad's length
+//     (default 25); --save: write each matrix's CSR arrays as raw files
 //     DIR/<name>.{row_ptr,col_idx,values} for the CuPy peer (bench/peers/cupy_spmv.py).
+//
+// Each table starts with the triad `a = b + 0.5*c` on 2^T doubles (3 vectors counted, far beyond
+// the caches: the bandwidth the SpMV rows' share is printed against) and the streaming kernel
+// `y = x + 0.5*x` over the matrix's rows (on a CPU it may stay in the last-level cache). All rows
+// of a table are timed together in interleaved rounds (time_rows says how).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +30,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -35,25 +43,80 @@
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+// One row of a table: its work, and what it counts.
+struct Row {
+    std::string label;
+    std::function<void()> work;
+    double bytes = 0, flops = 0;
+    bool spmv = false; // printed with its share of the triad's bandwidth
+};
+
+struct Timing {
+    double ms = 0, lo = 0, hi = 0; // median and extremes over the rounds, per call
+};
+
+// Every row of a table timed on the device in interleaved rounds, so that a slow stretch of the
+// machine (another process, the clock or the host's scheduling ramping up: on the 2-core PoCL
+// machine a plain OpenMP triad runs its first tens of calls 2-3x slower, and the same kernel timed
+// early and late in one run differed 1.8x under the old one-row-at-a-time timing) falls on all
+// rows alike instead of on whichever row it meets:
+//   - warm-up: each row 3 times, then each row's batch (calls per sample) sized so that a sample
+//     lasts about `batch_ms`, then one whole untimed round;
+//   - `rounds` rounds, each row once a round: one untimed call ahead (the start marker then waits
+//     for the device, not for the host's launch), a marker, `batch` calls, a marker; the per-call
+//     time of the sample is the markers' elapsed time over the batch;
+//   - each row's figure: the median over the rounds, with the fastest and slowest printed.
+std::vector<Timing> time_rows(const xgpu::Context& ctx, const std::vector<Row>& rows, int rounds, double batch_ms) {
+    auto q = ctx.queue();
+    std::vector<int> batch(rows.size(), 1);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (int r = 0; r < 3; ++r)
+            rows[i].work();
+        q.finish();
+        double best = 1e30;
+        for (int r = 0; r < 3; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            rows[i].work();
+            q.finish();
+            best = std::min(best,
+                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        batch[i] = int(std::clamp(std::ceil(batch_ms / std::max(best, 1e-3)), 1.0, 1000.0));
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (int k = 0; k <= batch[i]; ++k)
+            rows[i].work();
+    q.finish();
+    std::vector<std::vector<double>> ms(rows.size());
+    for (int r = 0; r < rounds; ++r)
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            rows[i].work();
+            auto e0 = q.marker();
+            for (int k = 0; k < batch[i]; ++k)
+                rows[i].work();
+            auto e1 = q.marker();
+            ms[i].push_back(e0.elapsed_ms(e1) / batch[i]);
+        }
+    std::vector<Timing> t(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        std::sort(ms[i].begin(), ms[i].end());
+        t[i] = {ms[i][ms[i].size() / 2], ms[i].front(), ms[i].back()};
+    }
+    return t;
 }
 
-// Median milliseconds of `work` on the device.
-double time_ms(const xgpu::Context& ctx, int reps, const std::function<void()>& work) {
-    auto q = ctx.queue();
-    for (int r = 0; r < 3; ++r)
-        work();
-    std::vector<double> ms;
-    for (int r = 0; r < reps; ++r) {
-        work(); // untimed, ahead: the start marker then waits for the device, not for the host's launch
-        auto e0 = q.marker();
-        work();
-        auto e1 = q.marker();
-        ms.push_back(e0.elapsed_ms(e1));
+// A table of rows; the first row is the triad whose bandwidth the SpMV rows are compared with.
+void print_rows(const std::vector<Row>& rows, const std::vector<Timing>& t) {
+    const double triad = rows[0].bytes / (t[0].ms * 1e6);
+    std::printf("| work | ms | GB/s | GFLOP/s | of the triad | spread (min-max ms) |\n|---|---|---|---|---|---|\n");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const double gbps = rows[i].bytes / (t[i].ms * 1e6);
+        char flops[32] = "", share[32] = "";
+        if (rows[i].flops > 0) std::snprintf(flops, sizeof flops, "%.1f", rows[i].flops / (t[i].ms * 1e6));
+        if (rows[i].spmv) std::snprintf(share, sizeof share, "%.2f", gbps / triad);
+        std::printf("| %s | %.3f | %.1f | %s | %s | %.3f-%.3f (%+.0f%%/%+.0f%%) |\n", rows[i].label.c_str(), t[i].ms,
+                    gbps, flops, share, t[i].lo, t[i].hi, 100 * (t[i].lo / t[i].ms - 1), 100 * (t[i].hi / t[i].ms - 1));
     }
-    return median(ms);
 }
 
 // The 5-point Laplacian on an n x n grid (Dirichlet boundary), rows in natural order.
@@ -109,22 +172,31 @@ xgpu::sparse::HostCsr<double> powerlaw(std::int64_t rows) {
     return h;
 }
 
+struct Settings {
+    int rounds = 21;
+    double batch_ms = 10;
+    int triad_log2 = 25;
+    std::string save_dir;
+};
+
 template <class V> void save(const std::string& path, const std::vector<V>& v) {
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(V)));
     if (!out) throw std::runtime_error("spmv-bench: cannot write " + path);
 }
 
-// One matrix: the streaming kernel, each format and the automatic choice, the build times.
+// One matrix: the triad, the streaming kernel, each format and the automatic choice (and the
+// `extra` rows: the matrix-free stencil), timed together in rounds; the build times.
 void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::HostCsr<double>& h, double host_ms,
-         int reps, const std::string& save_dir) {
+         const Settings& s, std::vector<Row> extra = {}) {
+    const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
     const auto st = xgpu::sparse::row_stats(h);
     std::printf("\n%s: %lld rows, %lld entries, row length min %lld mean %.1f max %lld (sd %.1f)\n\n", name.c_str(),
                 (long long)h.rows, (long long)h.nnz(), (long long)st.min, st.mean, (long long)st.max, st.stddev);
-    if (!save_dir.empty()) {
-        save(save_dir + "/" + name + ".row_ptr", h.row_ptr);
-        save(save_dir + "/" + name + ".col_idx", h.col_idx);
-        save(save_dir + "/" + name + ".values", h.values);
+    if (!s.save_dir.empty()) {
+        save(s.save_dir + "/" + name + ".row_ptr", h.row_ptr);
+        save(s.save_dir + "/" + name + ".col_idx", h.col_idx);
+        save(s.save_dir + "/" + name + ".values", h.values);
     }
     const auto t0 = std::chrono::steady_clock::now();
     xgpu::sparse::Csr<double> a(ctx, h);
@@ -132,25 +204,53 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
     const double upload_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const double rows = double(h.rows), nnz = double(h.nnz());
     auto x = xgpu::full<double>(ctx, {std::size_t(h.cols)}, 1.0), y = xgpu::empty<double>(ctx, {std::size_t(h.rows)});
+    // The triad on vectors far beyond any cache (at least 2^25 doubles: 768 MiB over the three),
+    // the bandwidth the SpMV rows are compared with.
+    const std::size_t tn = std::max<std::size_t>(std::size_t(1) << s.triad_log2, std::size_t(h.rows));
+    auto ta = xgpu::zeros<double>(ctx, {tn}), tb = xgpu::full<double>(ctx, {tn}, 1.0),
+         tc = xgpu::full<double>(ctx, {tn}, 2.0);
     // Counted bytes: values and indices once, row pointers once, x and y once each.
     const double bytes = nnz * (8 + 4) + (rows + 1) * 4 + (double(h.cols) + rows) * 8;
-    std::printf("| work | ms | GB/s | GFLOP/s |\n|---|---|---|---|\n");
-    const double triad = time_ms(ctx, reps, [&] { y = x + 0.5 * x; });
-    std::printf("| streaming `y = x + 0.5*x` (2 vectors counted) | %.3f | %.0f | |\n", triad,
-                rows * 16 / (triad * 1e6));
+    std::vector<Row> table;
+    table.push_back({"triad `a = b + 0.5*c`, " + std::to_string(tn) + " doubles (3 vectors counted)",
+                     [&] { ta = tb + 0.5 * tc; }, 24.0 * double(tn)});
+    // x and y: on a CPU whose last-level cache holds them (16 MB at 1024^2), a cache bandwidth.
+    table.push_back({"streaming `y = x + 0.5*x` (2 vectors counted; cache-resident where they fit)",
+                     [&] { y = x + 0.5 * x; }, rows * 16});
+    std::vector<std::string> shapes;
     for (auto f : {xgpu::sparse::Format::csr_scalar, xgpu::sparse::Format::csr_vector, xgpu::sparse::Format::merge_path,
                    xgpu::sparse::Format::sell, xgpu::sparse::Format::packeted, xgpu::sparse::Format::automatic}) {
         const auto plan = xgpu::sparse::plan_spmv(a, f);
-        const double ms = time_ms(ctx, reps, [&] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); });
+        xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); // builds the format's layout (packeted: its remainder share)
         char shape[96]; // packeted: the packet size and the share of entries left to the remainder
         if (plan.format == xgpu::sparse::Format::packeted)
             std::snprintf(shape, sizeof shape, "packets of <= %lld rows, remainder %.2f%%", (long long)plan.packet_rows,
                           100 * a.remainder_share().value_or(0));
         else
-            std::snprintf(shape, sizeof shape, "%u lanes", plan.lanes);
-        std::printf("| spmv %s (%s, %s) | %.3f | %.0f | %.1f |\n", xgpu::sparse::name(f),
-                    xgpu::sparse::name(plan.format), shape, ms, bytes / (ms * 1e6), 2 * nnz / (ms * 1e6));
+            std::snprintf(shape, sizeof shape, "%u lanes, %u rows a work-item", plan.lanes, plan.rows);
+        table.push_back(
+            {std::string("spmv ") + xgpu::sparse::name(f) + " (" + xgpu::sparse::name(plan.format) + ", " + shape + ")",
+             [&a, &x, &y, f] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); }, bytes, 2 * nnz, true});
     }
+    // The product with the dot product x.y fused in (what classic CG runs: Csr::apply_dot), with as
+    // many work-groups as the solvers give it (4 a compute unit on CPUs, 8 on GPUs) and with one
+    // pass of the rows (a work-group per block of rows, as the plain kernel launches).
+    const auto plan = xgpu::sparse::plan_spmv(a, xgpu::sparse::Format::csr_scalar);
+    const unsigned wg =
+        std::min<unsigned>(256u, unsigned(std::max<std::size_t>(ctx.device().info().max_work_group_size, 1)));
+    const std::size_t units = std::max(1u, ctx.device().info().compute_units);
+    std::vector<std::shared_ptr<xgpu::Array<double>>> partials;
+    for (std::size_t groups : {units * (cpu ? 4 : 8), std::size_t((h.rows + wg * plan.rows - 1) / (wg * plan.rows))}) {
+        auto partial = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {groups}));
+        partials.push_back(partial);
+        if (!a.apply_dot(x, y, *partial, xgpu::sparse::Format::csr_scalar)) break;
+        table.push_back({"spmv csr_scalar with x.y fused (apply_dot), " + std::to_string(groups) + " work-groups",
+                         [&a, &x, &y, partial] { a.apply_dot(x, y, *partial, xgpu::sparse::Format::csr_scalar); },
+                         bytes, 2 * nnz, true});
+    }
+    for (auto& r : extra)
+        table.push_back(std::move(r));
+    print_rows(table, time_rows(ctx, table, s.rounds, s.batch_ms));
     std::printf("\nbuild: host CSR %.0f ms, upload (with row statistics and diagonal) %.0f ms", host_ms, upload_ms);
     for (auto f : {xgpu::sparse::Format::sell, xgpu::sparse::Format::packeted})
         if (const auto ms = a.build_ms(f)) std::printf(", %s layout %.0f ms", xgpu::sparse::name(f), *ms);
@@ -169,46 +269,52 @@ int main(int argc, char** argv) try {
     auto ctx = xgpu::Context::from_env();
     const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
     std::int64_t n = cpu ? 1024 : 4096;
-    int p = cpu ? 20 : 24, reps = 21;
-    std::string save_dir;
+    int p = cpu ? 20 : 24;
+    Settings s;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--n"))
             n = std::atoll(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--p"))
             p = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--reps"))
-            reps = std::atoi(argv[i + 1]);
+            s.rounds = std::atoi(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--batch-ms"))
+            s.batch_ms = std::atof(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--triad"))
+            s.triad_log2 = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--save"))
-            save_dir = argv[i + 1];
+            s.save_dir = argv[i + 1];
     }
-    std::printf("spmv-bench: %s on %s (f64 values, int32 indices)\n", ctx.backend().c_str(),
-                ctx.device().name().c_str());
+    std::printf("spmv-bench: %s on %s (f64 values, int32 indices), median of %d rounds\n", ctx.backend().c_str(),
+                ctx.device().name().c_str(), s.rounds);
 
     xgpu::sparse::HostCsr<double> h;
     double host_ms = ms_of([&] { h = poisson(n); });
-    run(ctx, "poisson" + std::to_string(n), h, host_ms, reps, save_dir);
     {
         // The same operator matrix-free: x read and y written once each (neighbours come from cache).
         xgpu::Laplacian2D<double> lap(ctx, n, n);
         auto x = xgpu::full<double>(ctx, {std::size_t(n * n)}, 1.0), y = xgpu::empty<double>(ctx, {std::size_t(n * n)});
-        const double ms = time_ms(ctx, reps, [&] { lap.apply(x, y); });
-        std::printf("| matrix-free 5-point stencil (x and y counted) | %.3f | %.0f | %.1f |\n", ms,
-                    double(n * n) * 16 / (ms * 1e6), double(h.nnz()) * 2 / (ms * 1e6));
+        const double vbytes = double(n * n) * 16, flops = double(h.nnz()) * 2;
+        std::vector<Row> extra;
+        extra.push_back({"matrix-free 5-point stencil (x and y counted)", [&] { lap.apply(x, y); }, vbytes, flops});
         if (!cpu) // the same kernel under other shapes: work-group size, points walked per work-item
             for (unsigned g : {128u, 256u, 512u})
                 for (unsigned walk : {1u, 2u, 4u, 8u, 16u}) {
                     xgpu::LaunchShape shape;
                     shape.group_size = g;
                     shape.items = walk;
-                    xgpu::LaunchShapeScope scope(xgpu::KernelFamily::stencil, shape);
-                    const double t = time_ms(ctx, reps, [&] { lap.apply(x, y); });
-                    std::printf("| matrix-free 5-point stencil, shape %s | %.3f | %.0f | %.1f |\n", shape.key().c_str(),
-                                t, double(n * n) * 16 / (t * 1e6), double(h.nnz()) * 2 / (t * 1e6));
+                    extra.push_back({"matrix-free 5-point stencil, shape " + shape.key(),
+                                     [&lap, &x, &y, shape] {
+                                         xgpu::LaunchShapeScope scope(xgpu::KernelFamily::stencil, shape);
+                                         lap.apply(x, y);
+                                     },
+                                     vbytes, flops});
                 }
+        run(ctx, "poisson" + std::to_string(n), h, host_ms, s, std::move(extra));
     }
     if (p > 0) {
         host_ms = ms_of([&] { h = powerlaw(std::int64_t(1) << p); });
-        run(ctx, "powerlaw" + std::to_string(p), h, host_ms, reps, save_dir);
+        run(ctx, "powerlaw" + std::to_string(p), h, host_ms, s);
     }
     return 0;
 } catch (const std::exception& e) {

@@ -48,8 +48,10 @@ template <class T>
 void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::uint64_t ny, std::uint64_t nz, T alpha,
                      const Array<T>& x, T beta, Array<T>& y, Array<T>* partial = nullptr) {
     const LaunchShape s = launch_shape(ctx, KernelFamily::stencil, dtype_of<T>::value);
-    const std::string key =
-        fmt::format("{}|d{}|{}", sparse::detail::spmv_key<T, std::int32_t>("laplacian"), dim, s.key());
+    // CPUs: the fused product takes a contiguous run of points per work-item (stencil.kernel).
+    const bool runs = ctx.device().type() == DeviceType::cpu;
+    const std::string key = fmt::format("{}|d{}|{}{}", sparse::detail::spmv_key<T, std::int32_t>("laplacian"), dim,
+                                        s.key(), runs ? "|runs" : "");
     const char* name = partial ? "xgpu_laplacian_dot" : "xgpu_laplacian";
     const Kernel k = detail::generated_kernel(
         ctx, key + '|' + name,
@@ -58,7 +60,8 @@ void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::ui
                                                     {"group_size", std::to_string(s.group_size)},
                                                     {"walk", std::to_string(s.items)},
                                                     {"dim", std::to_string(dim)},
-                                                    {"half", std::to_string(half_of(s.group_size))}});
+                                                    {"half", std::to_string(half_of(s.group_size))},
+                                                    {"runs", runs ? "1" : "0"}});
         },
         name);
     // Work-groups: across the fastest dimension, times the rows (3-D), times the walks.
