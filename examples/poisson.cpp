@@ -87,7 +87,7 @@ bool verbose_from_env() {
 
 struct Settings {
     std::optional<std::int64_t> n2, n3;
-    std::string matrix, solver = "cg", precond = "none", format = "auto";
+    std::string matrix, solver = "cg", precond = "none", format = "auto", fuse = "auto";
     double tol = 1e-8;
     int check = 10, replace = 50, degree = 4;
     std::int64_t max_iterations = 0;
@@ -144,6 +144,7 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     if (s.solver == "bicgstab")
         r = bicgstab(a, b, x, o);
     else {
+        if (s.fuse != "auto") o.fused_dots = s.fuse == "on";
         o.variant = s.solver == "pipecg"      ? CgVariant::pipelined
                     : s.solver == "pipecg-gv" ? CgVariant::ghysels_vanroose
                                               : CgVariant::classic;
@@ -194,6 +195,9 @@ int main(int argc, char** argv) {
     app.add_option("--format", s.format, "auto, csr, csr_scalar, csr_vector, merge_path, sell, packeted or stencil")
         ->capture_default_str();
     app.add_option("--check", s.check, "check interval k")->capture_default_str();
+    app.add_option("--fuse", s.fuse, "take dot products from the operator's product: auto (wherever it can), on or off")
+        ->check(CLI::IsMember({"auto", "on", "off"}))
+        ->capture_default_str();
     app.add_option("--replace", s.replace, "residual replacement interval of pipecg (0: never)")->capture_default_str();
     app.add_option("--degree", s.degree, "degree of the polynomial preconditioner")->capture_default_str();
     app.add_option("--max-iterations", s.max_iterations, "0: 10 x rows")->capture_default_str();

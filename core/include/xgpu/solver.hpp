@@ -113,8 +113,7 @@ template <class T> struct SolverOptions {
     int replacement_interval = 50;    // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
     CgVariant variant = CgVariant::classic;
     // CG takes a dot product from the operator's product where the operator offers it
-    // (FusedDotOperator in xgpu/operator.hpp): unset, on GPUs only (on CPUs the fused kernels
-    // walk memory in strides and the solver's own dot product is faster); true or false forces it.
+    // (FusedDotOperator in xgpu/operator.hpp): unset or true, wherever it can; false never.
     std::optional<bool> fused_dots;
     // CG first checks that A equals its transpose (a sparse matrix only: downloaded and compared
     // on the host in O(nnz)); an asymmetric one throws InvalidArgument naming the first entry that
