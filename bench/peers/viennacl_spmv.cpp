@@ -18,27 +18,12 @@
 #include <viennacl/ocl/backend.hpp>
 #include <viennacl/vector.hpp>
 
+#include "viennacl_poisson.hpp"
+
 int main(int argc, char** argv) {
     const long n = argc > 1 ? std::atol(argv[1]) : 1024, rows = n * n;
-    std::vector<unsigned> row_ptr(1, 0), col;
-    std::vector<double> val;
-    for (long i = 0; i < n; ++i)
-        for (long j = 0; j < n; ++j) {
-            const long r = i * n + j;
-            auto put = [&](long c, double v) {
-                col.push_back(unsigned(c));
-                val.push_back(v);
-            };
-            if (i > 0) put(r - n, -1);
-            if (j > 0) put(r - 1, -1);
-            put(r, 4);
-            if (j + 1 < n) put(r + 1, -1);
-            if (i + 1 < n) put(r + n, -1);
-            row_ptr.push_back(unsigned(col.size()));
-        }
     const std::size_t m = std::size_t(rows);
-    viennacl::compressed_matrix<double> a(m, m);
-    a.set(row_ptr.data(), col.data(), val.data(), m, m, val.size());
+    const viennacl::compressed_matrix<double> a = viennacl_poisson(n);
     viennacl::vector<double> x = viennacl::scalar_vector<double>(m, 1.0);
     viennacl::vector<double> y(m);
     // Warm-up: 3 products, then about half a second of them (the machine's clock and scheduling
@@ -68,7 +53,7 @@ int main(int argc, char** argv) {
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / batch);
     }
     std::sort(ms.begin(), ms.end());
-    const double t = ms[ms.size() / 2], nnz = double(val.size()), lo = ms.front(), hi = ms.back();
+    const double t = ms[ms.size() / 2], nnz = double(a.nnz()), lo = ms.front(), hi = ms.back();
     const double bytes = nnz * (8 + 4) + double(rows + 1) * 4 + double(rows) * 16;
     std::printf("viennacl-spmv: ViennaCL 1.7 on %s, 2-D Poisson %ldx%ld (f64)\n\n| work | ms | GB/s | GFLOP/s |\n"
                 "|---|---|---|---|\n| ViennaCL compressed_matrix SpMV | %.3f | %.1f | %.2f |\n\n"
