@@ -51,6 +51,13 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 
+/* The last work-group of a launch (XGPU_HAS_GROUP_TICKET; DeviceInfo::group_ticket on the host):
+ * a group makes its global writes visible to the whole device, then takes a ticket from a counter
+ * of unsigned ints; the group that draws the number of groups minus one sees every other group's
+ * writes. Returns the ticket. */
+#define XGPU_HAS_GROUP_TICKET 1
+#define XGPU_GROUP_TICKET(counter) (__threadfence(), atomicAdd((counter), 1u))
+
 /* Local-memory kernel parameters: OpenCL passes them as __local pointers; CUDA has only one
  * dynamic shared-memory block per launch, so the backend passes each parameter's byte offset
  * into it and this wrapper turns the offset back into a pointer. */

@@ -221,6 +221,48 @@ TEST_CASE("device scalars feed later expressions without a host round trip") {
     }
 }
 
+// Where the device writes mapped host memory, a result read on the host comes from its mirror
+// (core/src/mirror.hpp) until anything may have changed it: a write, a fill, a launch that takes
+// its buffer, a view of other bytes.
+TEST_CASE("a reduction's result read on the host is its current value after every later change") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto hx = random_vector<double>(20011, -1.0, 1.0), hy = random_vector<double>(20011, -1.0, 1.0);
+        auto x = to_device(ctx, hx), y = to_device(ctx, hy);
+        double ref = 0;
+        for (std::size_t i = 0; i < hx.size(); ++i)
+            ref += hx[i] * hy[i];
+        auto d = dot(x, y);
+        const double first = d.get();
+        CHECK(first == Approx(ref).epsilon(1e-12));
+        CHECK(d.get() == first); // read twice
+        DeviceScalar<double> copy = d;
+        CHECK(copy.get() == first);
+        const std::vector<double> seven = {7.0};
+        d.set(seven); // a write from the host
+        CHECK(d.get() == 7.0);
+        CHECK(copy.get() == 7.0); // the copy shares the buffer
+        auto e = dot(x, y);
+        e.fill(-2.5);
+        CHECK(e.get() == -2.5);
+        auto f = sum(x);
+        static_cast<Array<double>&>(f) = f * 2.0; // a launch that writes the result's buffer
+        CHECK(f.get() == Approx(2.0 * std::accumulate(hx.begin(), hx.end(), 0.0)).epsilon(1e-12));
+        auto g = max(x), h = min(x);
+        g.assign(h); // a copy kernel into it
+        CHECK(g.get() == *std::min_element(hx.begin(), hx.end()));
+        // Many results alive at once, each read in turn.
+        std::vector<DeviceScalar<double>> many;
+        for (int i = 0; i < 64; ++i)
+            many.push_back(dot(x(slice(0, 100 + i)), y(slice(0, 100 + i))));
+        for (int i = 0; i < 64; ++i) {
+            double r = 0;
+            for (int k = 0; k < 100 + i; ++k)
+                r += hx[k] * hy[k];
+            REQUIRE(many[i].get() == Approx(r).epsilon(1e-12));
+        }
+    }
+}
+
 TEST_CASE("reductions are deterministic, and float32 sums stay within numpy's pairwise error") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const std::size_t n = std::size_t(1) << 24;

@@ -60,11 +60,29 @@ Buffer::Buffer(std::shared_ptr<Context> ctx, std::size_t bytes) : BufferImpl(ctx
     check(api::cuMemAlloc(&pointer, bytes), "cuMemAlloc", fmt::format("{} bytes on {}", bytes, ctx->device().name()));
 }
 
+Buffer::Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, Mapped) : BufferImpl(ctx, bytes) {
+    ctx->make_current();
+    check(api::cuMemHostAlloc(&host, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+          "cuMemHostAlloc", fmt::format("{} bytes of mapped page-locked host memory", bytes));
+    if (const CUresult r = api::cuMemHostGetDevicePointer(&pointer, host, 0); r != CUDA_SUCCESS) {
+        api::cuMemFreeHost(host);
+        check(r, "cuMemHostGetDevicePointer");
+    }
+}
+
 Buffer::~Buffer() {
-    if (!pointer) return;
     // A destructor cannot throw: a failure here (a context already broken by a faulting kernel)
     // was reported by the call that met it first.
+    if (host) {
+        if (static_cast<Context&>(*context).try_make_current()) api::cuMemFreeHost(host);
+        return;
+    }
+    if (!pointer) return;
     if (static_cast<Context&>(*context).try_make_current()) api::cuMemFree(pointer);
+}
+
+std::shared_ptr<detail::BufferImpl> Context::alloc_mapped(std::size_t bytes) {
+    return std::make_shared<Buffer>(self(), bytes, Buffer::Mapped{});
 }
 
 std::shared_ptr<void> Context::alloc_host(std::size_t bytes) {

@@ -70,6 +70,7 @@ public:
     std::shared_ptr<detail::QueueImpl> create_queue() override;
     std::shared_ptr<detail::BufferImpl> alloc(std::size_t bytes) override;
     std::shared_ptr<void> alloc_host(std::size_t bytes) override;
+    std::shared_ptr<detail::BufferImpl> alloc_mapped(std::size_t bytes) override;
     std::string preamble() const override;
     std::string build_identity() const override { return identity_; }
     detail::BuildResult build(const std::string& source, const std::vector<std::string>& options) override;
@@ -111,6 +112,9 @@ public:
 class Buffer final : public detail::BufferImpl {
 public:
     Buffer(std::shared_ptr<Context> ctx, std::size_t bytes); // allocates
+    // Page-locked host memory mapped for the device (Context::alloc_mapped).
+    struct Mapped {};
+    Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, Mapped);
     ~Buffer() override;
     CUdeviceptr pointer = 0; // 0 for a zero-byte buffer
 };

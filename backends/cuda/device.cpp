@@ -51,6 +51,8 @@ DeviceInfo describe(CUdevice d, int index, const std::string& driver, const std:
     i.max_work_group_size = std::size_t(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "threads per block"));
     i.simd_width = unsigned(attribute(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size"));
     i.fp64 = true;
+    i.group_ticket = true; // __threadfence and atomicAdd (kernels/preamble_cuda.h)
+    i.mapped_memory = attribute(d, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, "host memory mapping") != 0;
     return i;
 }
 

@@ -14,6 +14,7 @@
 namespace xgpu::detail {
 
 struct PoolState;
+struct MirrorSlots;
 
 struct ContextShared {
     ContextShared() = default;
@@ -30,6 +31,8 @@ struct ContextShared {
     std::mutex generated_mutex;
     std::unordered_map<std::string, Kernel> generated; // generated kernels by structural key
     std::shared_ptr<PoolState> pool;
+    std::once_flag mirrors_once;
+    std::shared_ptr<MirrorSlots> mirrors; // mapped memory for results read on the host (mirror.cpp)
 };
 
 // The context's default queue, created on first use.

@@ -67,6 +67,7 @@ std::shared_ptr<PoolState> make_pool_state(const std::shared_ptr<ContextImpl>& c
 
 void record_use(BufferImpl& buffer, const std::shared_ptr<QueueImpl>& queue) {
     QueueUse& u = buffer.use;
+    u.count.fetch_add(1, std::memory_order_relaxed);
     if (u.last.load(std::memory_order_acquire) == queue.get()) return;
     std::shared_ptr<QueueImpl> wait_for;
     {

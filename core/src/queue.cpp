@@ -2,7 +2,12 @@
 // bad call throws and leaves device memory untouched.
 #include "xgpu/queue.hpp"
 
+#include <cstdint>
+#include <mutex>
+
 #include <fmt/format.h>
+
+#include "codegen/generated.hpp"
 
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
@@ -120,3 +125,18 @@ void Queue::finish() const {
 }
 
 } // namespace xgpu
+
+namespace xgpu::detail {
+
+Buffer group_ticket(const Queue& queue) {
+    QueueImpl& q = self(queue);
+    std::call_once(q.ticket_once, [&q] {
+        auto counter = q.context->alloc(sizeof(std::uint32_t));
+        const std::uint32_t zero = 0;
+        q.write(*counter, 0, &zero, sizeof zero, true, false);
+        q.ticket = std::move(counter);
+    });
+    return Buffer(q.ticket);
+}
+
+} // namespace xgpu::detail

@@ -31,6 +31,7 @@ namespace xgpu {
 namespace detail {
 
 // An array without its static type: what the expression and kernel generators work on.
+struct HostMirror;
 struct ArrayDesc {
     Context context;
     Buffer buffer;
@@ -38,6 +39,9 @@ struct ArrayDesc {
     Shape shape;
     Strides strides; // in elements
     DType dtype = DType::float32;
+    // A reduction's result: a copy in mapped host memory the host may read without a copy on the
+    // queue while the buffer is otherwise unused (core/src/mirror.hpp); null for other arrays.
+    std::shared_ptr<HostMirror> mirror;
 
     std::size_t size() const { return shape_size(shape); }
     bool is_c_contiguous() const;

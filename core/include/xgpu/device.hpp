@@ -33,6 +33,12 @@ struct DeviceInfo {
     std::size_t max_work_group_size = 0;
     unsigned simd_width = 1; // warp size on CUDA, preferred work-group multiple on OpenCL
     bool fp64 = false;
+    // The dialect's XGPU_GROUP_TICKET: the last work-group of a launch to finish can see the
+    // global writes of all the others (a reduction then combines its partials in one launch).
+    bool group_ticket = false;
+    // Page-locked host memory kernels write directly (a reduction's result then reaches the host
+    // without a copy on the queue).
+    bool mapped_memory = false;
 };
 
 // A device handle: cheap to copy.

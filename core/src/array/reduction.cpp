@@ -15,6 +15,7 @@
 
 #include "../codegen/generated.hpp"
 #include "../codegen/skeleton.hpp"
+#include "../mirror.hpp"
 #include "generator.hpp"
 #include "xgpu/reduction.hpp"
 
@@ -190,20 +191,26 @@ namespace {
 struct Geometry {
     LaunchShape shape;
     std::size_t groups;
-    std::uint64_t chunk; // blocked: elements per work-item
+    std::uint64_t chunk;      // blocked: elements per work-item
+    bool last_group_combines; // one launch: the last group to finish reduces the partials
 };
 
 Geometry geometry(const Context& ctx, const LaunchShape& shape, std::uint64_t n) {
     const auto& d = ctx.device().info();
-    Geometry g{shape, 1, 1};
+    Geometry g{shape, 1, 1, false};
     const std::uint64_t wg = shape.group_size, units = std::max(1u, d.compute_units);
-    // Enough work per group to be worth a group: a second stage costs a launch, so on GPUs up to
-    // 64 elements per work-item go to one group (a 1e4-element dot runs as one launch).
-    const std::uint64_t per_group = wg * (shape.blocked ? 64 : (n <= wg * 64 ? 64 : 8));
+    // Enough work per group to be worth a group. Where the last group combines the partials
+    // (group_ticket), more groups cost nothing but the combination, and one group of a small
+    // reduction would read its share one load after another (H200, 1e4-element f64 dot: 5 us of
+    // one multiprocessor's memory latency): one unrolled step per work-item. Elsewhere a second
+    // stage costs a launch, so on GPUs up to 64 elements per work-item go to one group.
+    const bool ticket = d.group_ticket && !shape.blocked;
+    const std::uint64_t per_group = wg * (shape.blocked ? 64 : ticket ? shape.items : (n <= wg * 64 ? 64 : 8));
     g.groups =
         std::size_t(std::clamp<std::uint64_t>((n + per_group - 1) / per_group, 1, units * (shape.blocked ? 4 : 8)));
     const std::uint64_t items = std::uint64_t(g.groups) * wg;
     g.chunk = (n + items - 1) / items;
+    g.last_group_combines = ticket && g.groups > 1;
     return g;
 }
 
@@ -284,24 +291,39 @@ private:
 };
 
 // Runs stages 1 and 2 over `n` elements with `args` (the map's arguments) into `out`.
+// The result is mirrored in mapped host memory where the device has it (core/src/mirror.hpp).
 template <class GetKernel>
 void run_all(const Context& ctx, GetKernel&& k, const Geometry& g, const ReduceSpec& s, std::vector<KernelArg> args,
-             std::uint64_t n, const ArrayDesc& out) {
-    const std::uint32_t final = g.groups == 1;
+             std::uint64_t n, ArrayDesc& out) {
+    const bool final = g.groups == 1;
     // One group writes the result itself and no partials (the small reductions whose latency counts).
     Buffer partial = final ? out.buffer : ctx.pool().allocate(g.groups * s.acc_bytes);
     const std::int64_t off = out.offset;
     const std::uint64_t groups = g.groups;
+    const Queue q = ctx.current_queue();
+    // The modes of kernels/reduction.kernel's stage 1.
+    const std::uint32_t mode = final ? 1 : g.last_group_combines ? 2 : 0;
+    const std::size_t out_bytes = info(s.out).size;
+    std::shared_ptr<HostMirror> mirror = out_bytes <= mirror_bytes ? reserve_mirror(ctx) : nullptr;
+    const Buffer& mirror_to = mirror ? mirror_buffer(*mirror) : out.buffer;
+    const std::int64_t mirror_off = mirror ? std::int64_t(mirror_offset(*mirror) / out_bytes) : off;
     args.push_back(make_arg(partial));
     args.push_back(make_arg(out.buffer));
     args.push_back(make_arg(off));
+    args.push_back(make_arg(mirror_to));
+    args.push_back(make_arg(mirror_off));
     args.push_back(make_arg(n));
     args.push_back(make_arg(g.chunk));
-    args.push_back(make_arg(final));
-    const Queue q = ctx.current_queue();
+    args.push_back(make_arg(mode));
+    args.push_back(make_arg(mode == 2 ? group_ticket(q) : partial)); // unused unless mode 2
     const std::size_t wg = g.shape.group_size;
     k("xgpu_reduce_stage1").launch_args(q, Grid{g.groups * wg, wg}, args);
-    if (!final) k("xgpu_reduce_stage2").launch(q, Grid{wg, wg}, partial, groups, out.buffer, off);
+    if (mode == 0)
+        k("xgpu_reduce_stage2").launch(q, Grid{wg, wg}, partial, groups, out.buffer, off, mirror_to, mirror_off);
+    if (mirror) {
+        seal_mirror(*mirror, out.buffer, std::size_t(off) * out_bytes, out_bytes, q);
+        out.mirror = std::move(mirror);
+    }
 }
 
 // A copy of the tree whose arrays are seen with their axes permuted (`perm` over the

@@ -9,6 +9,7 @@
 #include "../codegen/generated.hpp"
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
+#include "../mirror.hpp"
 #include "xgpu/array.hpp"
 
 namespace xgpu::detail {
@@ -31,6 +32,7 @@ ArrayDesc contiguous_copy(const ArrayDesc& a) {
 void to_host(const ArrayDesc& a, void* dst) {
     // A blocking read where no copy kernel is needed: no event, and the backend may stage a small
     // one through page-locked memory (a reduction's result read on the host).
+    if (a.mirror && a.buffer && read_mirror(*a.mirror, a.buffer, byte_offset(a), bytes_of(a), dst)) return;
     if (!a.buffer || a.size() == 0 || !a.is_c_contiguous()) {
         to_host_async(a, dst).wait();
         return;

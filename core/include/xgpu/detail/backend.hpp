@@ -42,6 +42,9 @@ struct QueueUse {
     std::weak_ptr<QueueImpl> home;               // the queue the block was handed out for
     std::vector<std::weak_ptr<QueueImpl>> queues;
     bool reused = false; // handed out again while work on `home` may still use it
+    // Uses recorded so far (every transfer, fill and launch counts one): a copy of the contents
+    // kept elsewhere is current while this has not moved (core/src/array/mirror.cpp).
+    std::atomic<std::uint64_t> count{0};
 };
 
 class BufferImpl {
@@ -51,6 +54,8 @@ public:
     const std::shared_ptr<ContextImpl> context; // keeps the context alive while memory exists
     const std::size_t size;
     QueueUse use; // kept by the neutral layer
+    // Memory from ContextImpl::alloc_mapped: the same bytes as the host sees them; else null.
+    void* host = nullptr;
 };
 
 // Notes that `queue` is about to enqueue work on `buffer` (every transfer, fill and launch calls
@@ -102,6 +107,11 @@ public:
     virtual void finish() = 0;
 
     const std::shared_ptr<ContextImpl> context;
+    // Kept by the neutral layer (core/src/queue.cpp): the zeroed counter that reductions whose
+    // last work-group combines the partials draw tickets from, made at first use; each such
+    // launch leaves it at zero, and launches on one queue run in order.
+    std::once_flag ticket_once;
+    std::shared_ptr<BufferImpl> ticket;
 };
 
 // A program built from source: the loaded program and, where the backend can give one, a
@@ -118,6 +128,9 @@ public:
     virtual std::shared_ptr<QueueImpl> create_queue() = 0;
     virtual std::shared_ptr<BufferImpl> alloc(std::size_t bytes) = 0;
     virtual std::shared_ptr<void> alloc_host(std::size_t bytes) = 0;
+    // Page-locked host memory that kernels read and write like a buffer (BufferImpl::host is the
+    // host's view); null where the backend has none (then DeviceInfo::mapped_memory is false).
+    virtual std::shared_ptr<BufferImpl> alloc_mapped(std::size_t) { return nullptr; }
     // The dialect preamble for this device (see kernels/preamble_*.h).
     virtual std::string preamble() const = 0;
     // Everything besides source and options that changes the binary: compiler and driver
