@@ -548,6 +548,23 @@ TEST_CASE("packeted spmv on the device: a packet boundary at every position", "[
     }
 }
 
+// Packets whose x and y slices take more local memory than static arrays may (48 KiB on CUDA):
+// the slices are local-memory parameters, which CUDA gives up to its opt-in limit.
+TEST_CASE("packeted spmv on the device: packets past 48 KiB of local memory", "[sparse][packets]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::size_t limit = sparse::detail::packet_local_limit(ctx);
+        const std::size_t bytes = std::min<std::size_t>(limit, 160 * 1024);
+        if (bytes <= 48 * 1024) {
+            WARN(ctx.device().name() << ": " << limit << " bytes of local memory a work-group; nothing past 48 KiB");
+            continue;
+        }
+        const auto a = poisson2d<double>(120); // 14400 rows: packets of up to 10240 rows at 160 KiB
+        const auto l = build_packets(a, options(bytes, 128));
+        REQUIRE(std::size_t(l.max_rows) * 2 * sizeof(double) > 48 * 1024);
+        check_device(ctx, a, l, "large packets");
+    }
+}
+
 TEST_CASE("packeted spmv on the device: layouts the device cannot run are refused", "[sparse][packets]") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const auto a = poisson2d<double>(8);

@@ -18,13 +18,18 @@ namespace xgpu::sparse::detail {
 
 namespace {
 
-// What the packet kernel declares in XGPU_LOCAL arrays: the device's static limit
-// (codegen::static_local_limit), and never more than 48 KiB, CUDA's static limit (only
-// dynamic shared memory may use the opt-in size): the most that the dialect's static arrays get
-// on every backend, so one kernel text compiles everywhere. PoCL reports 512 KiB of local memory;
-// 48 KiB of x and y slices also stay in a CPU core's L2 cache.
-std::size_t static_local_bytes(const DeviceInfo& d) {
-    return std::min<std::size_t>(codegen::static_local_limit(d), 48 * 1024);
+// The packet kernel's x and y slices are local-memory parameters sized at launch: a packet may
+// use all the local memory a work-group may have (DeviceInfo::local_memory: on CUDA the opt-in
+// size of dynamic shared memory, 227 KiB on the H200, past the 48 KiB of static arrays).
+std::size_t local_limit(const DeviceInfo& d) {
+    return std::size_t(d.local_memory ? d.local_memory : codegen::static_local_limit(d));
+}
+
+// What the default layout gives a packet: 48 KiB at most, so that four work-groups share a GPU
+// multiprocessor's local memory (one packet of 227 KiB would leave it one work-group, too few
+// loads in flight) and a CPU core's L2 cache holds the slices (PoCL reports 512 KiB).
+std::size_t default_local_bytes(const DeviceInfo& d) {
+    return std::min<std::size_t>(local_limit(d), 48 * 1024);
 }
 
 template <Value T, Index I> struct PacketedLayout : Layout {
@@ -50,7 +55,7 @@ template <class V> Array<V> upload(const Context& ctx, const std::vector<V>& v) 
 
 template <Value T, Index I> void check_runnable(const Csr<T, I>& a, const PacketLayout<T, I>& h) {
     const DeviceInfo& d = a.context().device().info();
-    const std::size_t local = std::size_t(h.max_rows) * 2 * sizeof(T), limit = static_local_bytes(d);
+    const std::size_t local = std::size_t(h.max_rows) * 2 * sizeof(T), limit = local_limit(d);
     if (h.rows != a.rows() || a.rows() != a.cols() || h.nnz != a.nnz() || h.perm.size() != std::size_t(h.rows) ||
         h.thread_steps.size() != std::size_t(h.packets()) * h.threads)
         throw InvalidArgument(fmt::format("xgpu: sparse: packeted: a layout of {} rows and {} entries does not fit a "
@@ -99,9 +104,13 @@ std::shared_ptr<const PacketedLayout<T, I>> upload_layout(const Context& ctx, co
 
 } // namespace
 
+std::size_t packet_local_limit(const Context& ctx) {
+    return local_limit(ctx.device().info());
+}
+
 PacketOptions packet_options(const Context& ctx, std::size_t value_size) {
     PacketOptions o;
-    o.local_bytes = static_local_bytes(ctx.device().info());
+    o.local_bytes = default_local_bytes(ctx.device().info());
     o.threads = group_size(ctx);
     o.value_size = value_size;
     return o;
@@ -128,14 +137,13 @@ template <Value T, Index I> void spmv_packeted(const SpmvCall<T, I>& c) {
         return upload_layout(ctx, h);
     });
     const unsigned wg = l->threads;
-    const std::string key =
-        fmt::format("{}|g{}r{}{}", spmv_key<T, I>("packeted"), wg, l->max_rows, l->narrow ? "n" : "w");
+    const std::string key = fmt::format("{}|g{}{}", spmv_key<T, I>("packeted"), wg, l->narrow ? "n" : "w");
     const auto source = [&] {
-        return codegen::fill("spmv_packeted.kernel", {{"spmv_h", spmv_support<T, I>()},
-                                                      {"threads", std::to_string(wg)},
-                                                      {"max_rows", std::to_string(l->max_rows)},
-                                                      {"narrow", l->narrow ? "1" : "0"}});
+        return codegen::fill(
+            "spmv_packeted.kernel",
+            {{"spmv_h", spmv_support<T, I>()}, {"threads", std::to_string(wg)}, {"narrow", l->narrow ? "1" : "0"}});
     };
+    const Local slice{std::size_t(l->max_rows) * sizeof(T)}; // x's and y's, each
     const Kernel packets = xgpu::detail::generated_kernel(ctx, key, source, "xgpu_spmv_packeted");
     const auto& d = [](const auto& arr) { return arr.desc(); };
     const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
@@ -144,7 +152,7 @@ template <Value T, Index I> void spmv_packeted(const SpmvCall<T, I>& c) {
     packets.launch(q, codegen::groups_grid(l->packets, wg), d(l->packet_ptr).buffer, o(l->packet_ptr),
                    d(l->perm).buffer, o(l->perm), d(l->slot_ptr).buffer, o(l->slot_ptr), d(l->thread_steps).buffer,
                    o(l->thread_steps), d(l->local).buffer, o(l->local), d(l->values).buffer, o(l->values),
-                   d(c.x).buffer, o(c.x), d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, l->packets);
+                   d(c.x).buffer, o(c.x), d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, l->packets, slice, slice);
     if (l->rem_rows == 0) return;
     const Kernel remainder =
         xgpu::detail::generated_kernel(ctx, key + "|remainder", source, "xgpu_spmv_packeted_remainder");

@@ -8,11 +8,13 @@
 
 namespace xgpu::sparse::detail {
 
-// The packet shape on ctx's device for values of value_size bytes: local memory, the static
-// limit that XGPU_LOCAL arrays may use, at most 48 KiB (CUDA's static limit, so that the kernel
-// text is valid on every backend); a work-group of group_size(ctx) work-items; the partitioner
-// automatic.
+// The packet shape on ctx's device for values of value_size bytes: local memory, at most 48 KiB
+// (four work-groups a GPU multiprocessor; a CPU core's L2 cache); a work-group of group_size(ctx)
+// work-items; the partitioner automatic.
 PacketOptions packet_options(const Context& ctx, std::size_t value_size);
+// The most local memory one packet's x and y slices may take on ctx's device (DeviceInfo's
+// local_memory: on CUDA the opt-in size of dynamic shared memory); the default layout takes less.
+std::size_t packet_local_limit(const Context& ctx);
 
 // Makes `layout` a's packeted layout, uploaded (timed as build_ms), unless a already has one:
 // then returns false and keeps it. spmv in packeted then runs it with its own work-group size and
