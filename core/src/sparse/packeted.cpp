@@ -18,18 +18,25 @@ namespace xgpu::sparse::detail {
 
 namespace {
 
-// The packet kernel's x and y slices are local-memory parameters sized at launch: a packet may
-// use all the local memory a work-group may have (DeviceInfo::local_memory: on CUDA the opt-in
-// size of dynamic shared memory, 227 KiB on the H200, past the 48 KiB of static arrays).
-std::size_t local_limit(const DeviceInfo& d) {
-    return std::size_t(d.local_memory ? d.local_memory : codegen::static_local_limit(d));
+// What the packet kernel's static local arrays may take: the device's static limit
+// (codegen::static_local_limit), never more than 48 KiB (CUDA's).
+std::size_t static_local_bytes(const DeviceInfo& d) {
+    return std::min<std::size_t>(codegen::static_local_limit(d), 48 * 1024);
 }
 
-// What the default layout gives a packet: 48 KiB at most, so that four work-groups share a GPU
+// Past that, the x and y slices become local-memory parameters sized at launch: a packet may use
+// all the local memory a work-group may have (DeviceInfo::local_memory: on CUDA the opt-in size
+// of dynamic shared memory, 227 KiB on the H200, past the 48 KiB of static arrays).
+std::size_t local_limit(const DeviceInfo& d) {
+    return std::max<std::size_t>(std::size_t(d.local_memory), static_local_bytes(d));
+}
+
+// What the default layout gives a packet: what static arrays take, 48 KiB at most (the faster
+// kernel, see kernels/spmv_packeted.kernel), so that four work-groups share a GPU
 // multiprocessor's local memory (one packet of 227 KiB would leave it one work-group, too few
 // loads in flight) and a CPU core's L2 cache holds the slices (PoCL reports 512 KiB).
 std::size_t default_local_bytes(const DeviceInfo& d) {
-    return std::min<std::size_t>(local_limit(d), 48 * 1024);
+    return static_local_bytes(d);
 }
 
 template <Value T, Index I> struct PacketedLayout : Layout {
@@ -137,22 +144,34 @@ template <Value T, Index I> void spmv_packeted(const SpmvCall<T, I>& c) {
         return upload_layout(ctx, h);
     });
     const unsigned wg = l->threads;
-    const std::string key = fmt::format("{}|g{}{}", spmv_key<T, I>("packeted"), wg, l->narrow ? "n" : "w");
-    const auto source = [&] {
-        return codegen::fill(
-            "spmv_packeted.kernel",
-            {{"spmv_h", spmv_support<T, I>()}, {"threads", std::to_string(wg)}, {"narrow", l->narrow ? "1" : "0"}});
-    };
+    // The slices as static arrays where they fit the static limit, else as parameters.
     const Local slice{std::size_t(l->max_rows) * sizeof(T)}; // x's and y's, each
+    const bool dynamic = 2 * slice.bytes > static_local_bytes(ctx.device().info());
+    const std::string key = fmt::format("{}|g{}r{}{}", spmv_key<T, I>("packeted"), wg,
+                                        dynamic ? std::int64_t(0) : l->max_rows, l->narrow ? "n" : "w");
+    const auto source = [&] {
+        return codegen::fill("spmv_packeted.kernel", {{"spmv_h", spmv_support<T, I>()},
+                                                      {"threads", std::to_string(wg)},
+                                                      {"max_rows", std::to_string(dynamic ? 1 : l->max_rows)},
+                                                      {"dynamic", dynamic ? "1" : "0"},
+                                                      {"narrow", l->narrow ? "1" : "0"}});
+    };
     const Kernel packets = xgpu::detail::generated_kernel(ctx, key, source, "xgpu_spmv_packeted");
     const auto& d = [](const auto& arr) { return arr.desc(); };
     const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
-    packets.launch(q, codegen::groups_grid(l->packets, wg), d(l->packet_ptr).buffer, o(l->packet_ptr),
-                   d(l->perm).buffer, o(l->perm), d(l->slot_ptr).buffer, o(l->slot_ptr), d(l->thread_steps).buffer,
-                   o(l->thread_steps), d(l->local).buffer, o(l->local), d(l->values).buffer, o(l->values),
-                   d(c.x).buffer, o(c.x), d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, l->packets, slice, slice);
+    const Grid grid = codegen::groups_grid(l->packets, wg);
+    if (dynamic)
+        packets.launch(q, grid, d(l->packet_ptr).buffer, o(l->packet_ptr), d(l->perm).buffer, o(l->perm),
+                       d(l->slot_ptr).buffer, o(l->slot_ptr), d(l->thread_steps).buffer, o(l->thread_steps),
+                       d(l->local).buffer, o(l->local), d(l->values).buffer, o(l->values), d(c.x).buffer, o(c.x),
+                       d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, l->packets, slice, slice);
+    else
+        packets.launch(q, grid, d(l->packet_ptr).buffer, o(l->packet_ptr), d(l->perm).buffer, o(l->perm),
+                       d(l->slot_ptr).buffer, o(l->slot_ptr), d(l->thread_steps).buffer, o(l->thread_steps),
+                       d(l->local).buffer, o(l->local), d(l->values).buffer, o(l->values), d(c.x).buffer, o(c.x),
+                       d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, l->packets);
     if (l->rem_rows == 0) return;
     const Kernel remainder =
         xgpu::detail::generated_kernel(ctx, key + "|remainder", source, "xgpu_spmv_packeted_remainder");
