@@ -1,0 +1,486 @@
+// The autotuner on every backend: it finds the known best variant of a synthetic family, rejects
+// a variant that computes something else, keeps to its budgets; the tuning database survives a
+// new process, a corrupt file, a read-only directory and eight processes writing at once; the
+// fallback chain; XGPU_AUTOTUNE and the launch shapes of the library's own families.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xgpu/array.hpp>
+#include <xgpu/reduction.hpp>
+
+#include "support.hpp"
+#include "tune/database.hpp"
+#include "tune_family.hpp"
+
+namespace fs = std::filesystem;
+using namespace xgpu;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// The busy loop's base length: long enough that a variant's device time (milliseconds) dwarfs
+// launch overhead and timer noise on PoCL, short enough that the whole family tunes in seconds.
+constexpr std::uint32_t base_loop = 500;
+
+// Extra seconds a timing bound may take: XGPU_TEST_TIME_SLACK, for slow builds (sanitizers).
+double slack() {
+    const char* s = std::getenv("XGPU_TEST_TIME_SLACK");
+    return s ? std::atof(s) : 0.0;
+}
+
+// One cache directory for the whole program (so compiled variants stay cached on disk); each
+// test starts from no tuning database and an empty in-memory state, as a new process would.
+struct TempDb {
+    static const fs::path& dir() {
+        static const fs::path d = [] {
+            auto p = fs::temp_directory_path() / ("xgpu-test-tune-" + std::to_string(test::rng()()));
+            fs::remove_all(p);
+            return p;
+        }();
+        return d;
+    }
+    TempDb() {
+        ::setenv("XGPU_CACHE_DIR", dir().c_str(), 1);
+        ::unsetenv("XGPU_CACHE");
+        ::unsetenv("XGPU_AUTOTUNE");
+        ::unsetenv("XGPU_AUTOTUNE_BUDGET");
+        std::error_code ec;
+        fs::permissions(dir(), fs::perms::owner_all, ec);
+        fs::remove(file(), ec);
+        tune::detail::reset();
+    }
+    ~TempDb() {
+        std::error_code ec;
+        fs::permissions(dir(), fs::perms::owner_all, ec);
+        fs::remove(file(), ec);
+        ::unsetenv("XGPU_AUTOTUNE");
+        ::unsetenv("XGPU_AUTOTUNE_BUDGET");
+        tune::detail::reset();
+    }
+    static fs::path file() { return dir() / "tuning.json"; }
+};
+
+// Collects warnings while alive.
+struct Warnings {
+    std::vector<std::string> seen;
+    WarningHandler previous;
+    Warnings() {
+        previous = set_warning_handler([this](const std::string& m) { seen.push_back(m); });
+    }
+    ~Warnings() { set_warning_handler(previous); }
+    bool any(const std::string& part) const {
+        for (const auto& w : seen)
+            if (w.find(part) != std::string::npos) return true;
+        return false;
+    }
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Starts tune_probe processes with the given tags at once, then gathers their outputs.
+std::vector<std::string> probes(const std::string& backend, const std::vector<std::string>& tags) {
+    std::vector<std::FILE*> ps;
+    for (const auto& tag : tags) {
+        const std::string cmd = "XGPU_BACKEND=" + backend + " " + XGPU_TUNE_PROBE + " " + tag + " 2>&1";
+        ps.push_back(::popen(cmd.c_str(), "r"));
+        REQUIRE(ps.back());
+    }
+    std::vector<std::string> outs;
+    for (std::FILE* p : ps) {
+        char line[4096];
+        std::string out;
+        while (std::fgets(line, sizeof line, p))
+            out += line;
+        ::pclose(p);
+        outs.push_back(out);
+    }
+    return outs;
+}
+
+tune::Key busy_key(const std::string& name = "busy") {
+    return {name, 1, "f32", test::BusyFamily::n};
+}
+
+} // namespace
+
+TEST_CASE("the tuner finds the fastest correct variant of a family with known costs") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        test::BusyFamily family(ctx, base_loop);
+        const tune::Problem problem = family.problem();
+        tune::Options o;
+        o.runs = 3;
+        SECTION("exhaustive") {
+            const tune::Result r = tune::tune(ctx, family.space(), family.start(), problem, o);
+            CHECK(r.strategy == tune::Strategy::exhaustive);
+            CHECK(r.best == family.best());
+            CHECK(r.start == family.start());
+            CHECK(r.evaluations.size() == 15); // 4 x 3 with W = 0, and 3 with W = 1
+            CHECK(r.best_ms < r.start_ms);
+            // The wrong variants were faster than any right one, and rejected.
+            REQUIRE(r.failed.size() == 3);
+            for (const auto& f : r.failed) {
+                CHECK(f.point.at("W") == 1);
+                CHECK_THAT(f.reason, Contains("wrong result"));
+            }
+        }
+        SECTION("random sampling then local improvement") {
+            o.strategy = tune::Strategy::search;
+            o.budget.evaluations = 12;
+            o.seed = test::rng()();
+            const tune::Result r = tune::tune(ctx, family.space(), family.start(), problem, o);
+            CHECK(r.strategy == tune::Strategy::search);
+            CHECK(r.evaluations.size() <= 12);
+            CHECK(r.best == family.best());
+            CHECK(r.best.at("W") == 0);
+        }
+        SECTION("an evaluation budget holds in every strategy") {
+            for (auto s : {tune::Strategy::exhaustive, tune::Strategy::search}) {
+                o.strategy = s;
+                o.budget.evaluations = 4;
+                const tune::Result r = tune::tune(ctx, family.space(), family.start(), problem, o);
+                CHECK(r.evaluations.size() == 4);
+                CHECK(r.budget_hit);
+            }
+        }
+        SECTION("a start point outside the space is refused") {
+            CHECK_THROWS_AS(tune::tune(ctx, family.space(), {{"A", 9}, {"B", 1}, {"W", 0}}, problem, o),
+                            InvalidArgument);
+        }
+    }
+}
+
+TEST_CASE("a budget in seconds holds for every strategy") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        // A large space (1000 points) of one compiled kernel whose loop length is an argument:
+        // each evaluation takes milliseconds, so the budget, not the space, ends the search.
+        test::BusyFamily family(ctx, 0);
+        const Kernel k = family.busy.get({{"LOOP", 0}, {"SCALE", "2.0f"}});
+        tune::Space space;
+        for (const char* name : {"A", "B", "C"})
+            space.params.push_back({name, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}});
+        tune::Problem pr = family.problem();
+        pr.prepare = [&](const tune::Point& p) {
+            const auto extra = std::uint32_t(200 * (1 + p.at("A") + p.at("B") + p.at("C")));
+            return std::function<void()>(
+                [&, extra] { k.launch(ctx.current_queue(), Grid{family.n}, family.x, family.y, 0.0f, extra); });
+        };
+        for (auto s : {tune::Strategy::exhaustive, tune::Strategy::search}) {
+            tune::Options o;
+            o.strategy = s;
+            o.budget.seconds = 0.5;
+            const auto t0 = std::chrono::steady_clock::now();
+            const tune::Result r = tune::tune(ctx, space, {{"A", 5}, {"B", 5}, {"C", 5}}, pr, o);
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            INFO("strategy " << int(s) << ": " << r.evaluations.size() << " evaluations in " << wall << " s");
+            CHECK(r.budget_hit);
+            CHECK(r.evaluations.size() > 1);
+            CHECK(r.evaluations.size() < 1000);
+            CHECK(r.seconds <= 0.6 + slack());
+            CHECK(wall <= 0.6 + slack());
+        }
+    }
+}
+
+TEST_CASE("the database survives a new process: the second run times nothing") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        ::setenv("XGPU_AUTOTUNE", "on", 1);
+        const auto first = probes(ctx.backend(), {""});
+        CHECK_THAT(first[0], Contains("busy tuned timed="));
+        CHECK_THAT(first[0], Contains("A=3 B=2 W=0"));
+        REQUIRE(fs::exists(TempDb::file()));
+        const auto second = probes(ctx.backend(), {""});
+        CHECK(second[0] == "busy database timed=0 A=3 B=2 W=0\n");
+        // In this process too, once its memory is as fresh as a new process's.
+        tune::detail::reset();
+        const auto sel = tune::lookup(ctx, busy_key());
+        REQUIRE(sel);
+        CHECK(sel->source == tune::Source::database);
+        CHECK(sel->point == test::BusyFamily::best());
+        // cached mode uses it; off does not; force tunes again.
+        test::BusyFamily family(ctx, base_loop);
+        auto never = [&]() -> tune::Problem {
+            FAIL("cached and off modes must not tune");
+            return {};
+        };
+        ::setenv("XGPU_AUTOTUNE", "cached", 1);
+        CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), never).point == family.best());
+        ::setenv("XGPU_AUTOTUNE", "off", 1);
+        CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), never).point == family.start());
+        ::setenv("XGPU_AUTOTUNE", "force", 1);
+        tune::Options o;
+        o.runs = 3;
+        const auto forced = tune::select(
+            ctx, busy_key(), family.space(), family.start(), [&] { return family.problem(); }, o);
+        CHECK(forced.source == tune::Source::tuned);
+        CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), never).source ==
+              tune::Source::database); // once per process
+    }
+}
+
+TEST_CASE("a corrupt or truncated database costs a warning and a new tuning") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        test::BusyFamily family(ctx, base_loop);
+        tune::Options o;
+        o.runs = 3;
+        const auto problem = [&] { return family.problem(); };
+        ::setenv("XGPU_AUTOTUNE", "on", 1);
+        REQUIRE(tune::select(ctx, busy_key(), family.space(), family.start(), problem, o).source ==
+                tune::Source::tuned);
+        const std::string good = slurp(TempDb::file());
+        SECTION("truncated") {
+            std::ofstream(TempDb::file()) << good.substr(0, good.size() / 2);
+            tune::detail::reset();
+            Warnings w;
+            CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), problem, o).source ==
+                  tune::Source::tuned);
+            CHECK(w.any("not valid JSON"));
+            tune::detail::reset();
+            CHECK(tune::lookup(ctx, busy_key())); // rewritten whole
+        }
+        SECTION("garbage") {
+            std::ofstream(TempDb::file()) << "\x01\x02 not json at all";
+            tune::detail::reset();
+            Warnings w;
+            CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), problem, o).source ==
+                  tune::Source::tuned);
+            CHECK(w.any("not valid JSON"));
+        }
+        SECTION("an entry edited without its checksum") {
+            std::string bad = good;
+            const auto at = bad.find("\"A\": 3");
+            REQUIRE(at != std::string::npos);
+            bad.replace(at, 6, "\"A\": 4");
+            std::ofstream(TempDb::file()) << bad;
+            tune::detail::reset();
+            Warnings w;
+            ::setenv("XGPU_AUTOTUNE", "cached", 1);
+            CHECK_FALSE(tune::lookup(ctx, busy_key()));
+            CHECK(w.any("checksum mismatch"));
+        }
+        SECTION("a point outside the space") {
+            // A well-formed entry whose point this device's space does not allow: ignored.
+            tune::Result r;
+            r.best = {{"A", 7}, {"B", 1}, {"W", 0}};
+            tune::store(ctx, busy_key(), r);
+            ::setenv("XGPU_AUTOTUNE", "cached", 1);
+            Warnings w;
+            CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), problem, o).point == family.start());
+            CHECK(w.any("not in its space"));
+        }
+    }
+}
+
+TEST_CASE("a read-only cache directory: a warning, and the tuning is kept in memory") {
+    TempDb db;
+    fs::create_directories(TempDb::dir());
+    fs::permissions(TempDb::dir(), fs::perms::owner_read | fs::perms::owner_exec);
+    {
+        std::ofstream probe(TempDb::dir() / "writable");
+        if (probe) {
+            fs::remove(TempDb::dir() / "writable");
+            SUCCEED("the directory stays writable (running as root): nothing to test");
+            return;
+        }
+    }
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        test::BusyFamily family(ctx, base_loop);
+        tune::Options o;
+        o.runs = 3;
+        ::setenv("XGPU_AUTOTUNE", "on", 1);
+        Warnings w;
+        const auto first = tune::select(
+            ctx, busy_key(), family.space(), family.start(), [&] { return family.problem(); }, o);
+        CHECK(first.source == tune::Source::tuned);
+        CHECK(first.point == family.best());
+        CHECK(w.any("cannot be written"));
+        CHECK_FALSE(fs::exists(TempDb::file()));
+        const auto second = tune::select(ctx, busy_key(), family.space(), family.start(), [&]() -> tune::Problem {
+            FAIL("tuned twice");
+            return {};
+        });
+        CHECK(second.source == tune::Source::database);
+        CHECK(second.point == family.best());
+    }
+}
+
+TEST_CASE("eight processes tuning the same key at once: one consistent entry, nothing lost") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        ::setenv("XGPU_AUTOTUNE", "on", 1);
+        // Warm the compile cache on disk first, so that eight cold compiles on two cores do not
+        // dominate the test.
+        probes(ctx.backend(), {""});
+        std::error_code ec;
+        fs::remove(TempDb::file(), ec);
+        std::vector<std::string> tags;
+        for (int i = 0; i < 8; ++i)
+            tags.push_back(std::to_string(i));
+        const auto outs = probes(ctx.backend(), tags);
+        std::set<std::string> chosen; // eight processes timing on shared cores may disagree
+        for (const auto& out : outs) {
+            INFO(out);
+            CHECK_THAT(out, !Contains("error") && !Contains("warning"));
+            const auto at = out.find("busy tuned timed=");
+            REQUIRE(at != std::string::npos);
+            const auto point = out.find(' ', out.find("timed=", at)) + 1;
+            chosen.insert(out.substr(point, out.find('\n', point) - point));
+        }
+        Warnings w;
+        tune::detail::reset();
+        const auto shared = tune::lookup(ctx, busy_key());
+        REQUIRE(shared);
+        CHECK(shared->source == tune::Source::database);
+        CHECK(test::BusyFamily::space().allows(shared->point));
+        CHECK(chosen.count(tune::to_string(shared->point)) == 1); // one process's entry, whole
+        for (const auto& tag : tags) {
+            const auto own = tune::lookup(ctx, busy_key("busy-" + tag));
+            INFO("busy-" << tag);
+            CHECK(own);
+        }
+        CHECK(w.seen.empty());
+    }
+}
+
+TEST_CASE("lookups fall back: another driver, then the architecture, then the nearest size") {
+    TempDb db;
+    tune::detail::DeviceId dev{"opencl", "Vendor", "Card 1", "driver 1", "arch X"};
+    auto entry = [&](const tune::detail::DeviceId& d, int bucket, std::int64_t v) {
+        tune::detail::Entry e;
+        e.family = "fam";
+        e.types = "f64";
+        e.device = d;
+        e.bucket = bucket;
+        e.point = {{"p", v}};
+        tune::detail::put(e);
+    };
+    entry(dev, 20, 1);
+    entry({"opencl", "Vendor", "Card 2", "driver 9", "arch Z"}, 20, 2);
+    entry({"opencl", "Vendor", "Card 1", "driver 1", "arch X"}, 10, 3);
+    auto find = [](const tune::detail::DeviceId& d, int bucket) {
+        return tune::detail::find("fam", 1, "f64", d, bucket);
+    };
+    const auto exact = find(dev, 20);
+    REQUIRE(exact);
+    CHECK(exact->first.at("p") == 1);
+    CHECK(exact->second == tune::Source::database);
+    const auto driver = find({"opencl", "Vendor", "Card 1", "driver 2", "arch X"}, 20);
+    REQUIRE(driver);
+    CHECK(driver->first.at("p") == 1);
+    CHECK(driver->second == tune::Source::fallback);
+    const auto arch = find({"opencl", "Vendor", "Unknown card", "driver 1", "arch Z"}, 20);
+    REQUIRE(arch);
+    CHECK(arch->first.at("p") == 2);
+    CHECK(arch->second == tune::Source::fallback);
+    const auto nearest = find(dev, 12);
+    REQUIRE(nearest);
+    CHECK(nearest->first.at("p") == 3);
+    CHECK_FALSE(find({"opencl", "Vendor", "Unknown card", "driver 1", "arch Y"}, 20)); // the family default
+    CHECK_FALSE(find({"cuda", "Vendor", "Card 1", "driver 1", "arch X"}, 20));
+    CHECK_FALSE(tune::detail::find("fam", 2, "f64", dev, 20)); // another family version
+    // The same chain after a round trip through the file, and through export and import.
+    tune::detail::reset();
+    CHECK(find(dev, 20)->first.at("p") == 1);
+    const std::string text = tune::export_database();
+    std::error_code ec;
+    fs::remove(TempDb::file(), ec);
+    tune::detail::reset();
+    CHECK_FALSE(find(dev, 20));
+    tune::import_database(text);
+    CHECK(find(dev, 20)->first.at("p") == 1);
+    tune::detail::reset();
+    CHECK(find(dev, 20)->first.at("p") == 1); // written to disk
+    CHECK_THROWS_AS(tune::import_database("{\"nope\": 1}"), InvalidArgument);
+    CHECK_THROWS_AS(tune::import_database("{\"schema\": 99, \"entries\": {}}"), InvalidArgument);
+}
+
+TEST_CASE("XGPU_AUTOTUNE: values, and a clear error naming the variable") {
+    TempDb db;
+    for (const char* v : {"off", "cached", "ON", "Force"}) {
+        ::setenv("XGPU_AUTOTUNE", v, 1);
+        CHECK_NOTHROW(tune::mode());
+    }
+    ::setenv("XGPU_AUTOTUNE", "sometimes", 1);
+    CHECK_THROWS_WITH(tune::mode(), Contains("XGPU_AUTOTUNE") && Contains("sometimes"));
+    ::unsetenv("XGPU_AUTOTUNE");
+    CHECK(tune::mode() == tune::Mode::cached);
+    ::setenv("XGPU_AUTOTUNE_BUDGET", "-1", 1);
+    CHECK_THROWS_WITH(tune::mode_budget_seconds(), Contains("XGPU_AUTOTUNE_BUDGET"));
+    ::setenv("XGPU_AUTOTUNE_BUDGET", "0.25", 1);
+    CHECK(tune::mode_budget_seconds() == 0.25);
+}
+
+TEST_CASE("library launch shapes: a scope, else the database per mode, else the default") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const LaunchShape def = default_launch_shape(ctx, KernelFamily::reduction, DType::float64);
+        // A database entry unlike the default, for the bucket of unknown sizes (2^22) on this device.
+        LaunchShape stored = def;
+        stored.group_size = def.group_size == 64 ? 128 : 64;
+        stored.items = def.items == 2 ? 4 : 2;
+        tune::Result r;
+        r.best = tune::to_point(KernelFamily::reduction, stored);
+        tune::store(ctx, {"reduction", 1, "float64", std::uint64_t(1) << 22}, r);
+        tune::detail::reset(); // from disk, as a new process
+        CHECK(launch_shape(ctx, KernelFamily::reduction, DType::float64) == stored);
+        {
+            LaunchShape scoped = def;
+            scoped.items = 16;
+            LaunchShapeScope scope(KernelFamily::reduction, scoped);
+            CHECK(launch_shape(ctx, KernelFamily::reduction, DType::float64) == scoped);
+        }
+        ::setenv("XGPU_AUTOTUNE", "off", 1);
+        CHECK(launch_shape(ctx, KernelFamily::reduction, DType::float64) == def);
+        ::unsetenv("XGPU_AUTOTUNE");
+        CHECK(launch_shape(ctx, KernelFamily::reduction, DType::float32) ==
+              default_launch_shape(ctx, KernelFamily::reduction, DType::float32)); // float32 has no entry
+        // Reductions launched in the stored shape still compute the right value.
+        const auto h = test::random_vector<double>(std::size_t(1) << 22, -1.0, 1.0);
+        const auto x = to_device<double>(ctx, h);
+        double want = 0;
+        for (double v : h)
+            want += v;
+        CHECK(sum(x).get() == Approx(want).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("XGPU_AUTOTUNE=on tunes a library family on first use, within its budget") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        ::setenv("XGPU_AUTOTUNE", "on", 1);
+        ::setenv("XGPU_AUTOTUNE_BUDGET", "0.5", 1);
+        const std::size_t n = std::size_t(1) << 16;
+        const auto hx = test::random_vector<float>(n, -1.0f, 1.0f), hy = test::random_vector<float>(n, -1.0f, 1.0f);
+        const auto x = to_device<float>(ctx, hx), y = to_device<float>(ctx, hy);
+        auto z = empty<float>(ctx, {n});
+        const auto t0 = std::chrono::steady_clock::now();
+        z = 2.0f * x + y; // tunes the elementwise family for float32 at 2^16, then runs in the winner
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        // The budget, plus the problem's set-up (random inputs, their kernels' compiles) and the
+        // winner's compile; tuning all 25 variants would take several times longer on PoCL.
+        CHECK(wall < 0.5 + 1.5 + slack());
+        const auto hz = z.get();
+        for (std::size_t i = 0; i < n; i += 997)
+            CHECK(hz[i] == Approx(2.0f * hx[i] + hy[i]));
+        const auto sel = tune::lookup(ctx, {"elementwise", 1, "float32", n});
+        REQUIRE(sel);
+        CHECK(sel->source == tune::Source::database);
+        CHECK(fs::exists(TempDb::file()));
+        CHECK_THAT(slurp(TempDb::file()), Contains("\"family\": \"elementwise\""));
+    }
+}
