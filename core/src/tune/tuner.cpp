@@ -113,6 +113,8 @@ public:
     }
 
     const Point& best() const { return result_.best; }
+    double elapsed() const { return seconds_since(t0_); }
+    double slowest() const { return slowest_; }
     std::mt19937_64& rng() { return rng_; }
     bool seen(const Point& p) const { return seen_.count(p) != 0; }
 
@@ -230,23 +232,33 @@ Result tune(const Context& ctx, const Space& space, const Point& start, const Pr
     s.start(start);
     Strategy strategy = options.strategy;
     if (strategy == Strategy::automatic) {
-        const std::uint64_t limit = options.budget.evaluations
-                                        ? std::min(options.exhaustive_limit, options.budget.evaluations)
-                                        : options.exhaustive_limit;
+        // Exhaustive when the whole space fits the budget: in evaluations, and in seconds at the
+        // start point's cost (its compile included).
+        std::uint64_t limit = options.exhaustive_limit;
+        if (options.budget.evaluations) limit = std::min(limit, options.budget.evaluations);
+        if (options.budget.seconds > 0 && s.slowest() > 0)
+            limit = std::min<std::uint64_t>(limit, std::uint64_t(options.budget.seconds / s.slowest()));
         strategy = space.size() <= limit ? Strategy::exhaustive : Strategy::search;
     }
     if (strategy == Strategy::exhaustive) {
-        for (const Point& p : enumerate(space))
+        // In a random order: a budget that ends the walk early leaves a uniform sample of the
+        // space, not its first corner.
+        std::vector<Point> all = enumerate(space);
+        std::shuffle(all.begin(), all.end(), s.rng());
+        for (const Point& p : all)
             if (!s.evaluate(p)) break;
         return s.finish(strategy);
     }
-    // Random sampling: a third of the evaluation budget (8 to 32 points when it is unlimited)...
+    // Random sampling: a third of the evaluation budget (8 to 32 points when it is unlimited), and
+    // at most half the time budget...
     const std::uint64_t samples = options.budget.evaluations
                                       ? std::max<std::uint64_t>(options.budget.evaluations / 3, 1)
                                       : std::clamp<std::uint64_t>(space.size() / 8, 8, 32);
     bool open = true;
     std::uint64_t sampled = 0;
+    const double sampling_seconds = options.budget.seconds > 0 ? options.budget.seconds / 2 : 0;
     for (std::uint64_t tries = 0; open && sampled < samples && tries < samples * 8; ++tries) {
+        if (sampling_seconds > 0 && s.elapsed() > sampling_seconds) break;
         const auto p = sample(space, s.rng());
         if (!p) break;
         if (s.seen(*p)) continue;
