@@ -3,6 +3,7 @@
 // new process, a corrupt file, a read-only directory and eight processes writing at once; the
 // fallback chain; XGPU_AUTOTUNE and the launch shapes of the library's own families.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include <xgpu/array.hpp>
 #include <xgpu/reduction.hpp>
+#include <xgpu/scan.hpp>
 
 #include "support.hpp"
 #include "tune/database.hpp"
@@ -456,6 +458,40 @@ TEST_CASE("library launch shapes: a scope, else the database per mode, else the 
         for (double v : h)
             want += v;
         CHECK(sum(x).get() == Approx(want).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("scan tiles: a scope, else XGPU_SCAN_TILE, else the database, else the default") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const LaunchShape def = default_launch_shape(ctx, KernelFamily::scan, DType::float32);
+        LaunchShape stored;
+        stored.group_size = def.group_size == 4 ? 8 : 4;
+        stored.items = 256;
+        stored.staged = false;
+        const std::size_t n = 100000; // several tiles, and a second level of totals
+        tune::Result r;
+        r.best = tune::to_point(KernelFamily::scan, stored);
+        tune::store(ctx, {"scan", 1, "float32", n}, r);
+        tune::detail::reset();
+        CHECK(launch_shape(ctx, KernelFamily::scan, DType::float32) == stored);    // the nearest bucket
+        CHECK(launch_shape(ctx, KernelFamily::scan, DType::float32, true) == def); // segmented: not tuned
+        ::setenv("XGPU_SCAN_TILE", "16x4d", 1);
+        const LaunchShape env_tile = launch_shape(ctx, KernelFamily::scan, DType::float32);
+        ::unsetenv("XGPU_SCAN_TILE");
+        CHECK(env_tile.group_size == 16);
+        CHECK(env_tile.items == 4);
+        // cumsum in the stored tile against a host running sum.
+        const auto h = test::random_vector<float>(n, 0.0f, 1.0f);
+        const auto got = cumsum(to_device<float>(ctx, h)).get();
+        REQUIRE(got.size() == n);
+        double run = 0;
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            run += h[i];
+            wrong += std::fabs(got[i] - run) > 1e-4 * run + 1e-5;
+        }
+        CHECK(wrong == 0);
     }
 }
 

@@ -1,5 +1,5 @@
-// xgpu-tune: tunes the library's own kernel families (elementwise and reduction launch shapes, for
-// float32 and float64 where the device has it) on the selected device (XGPU_BACKEND, XGPU_DEVICE)
+// xgpu-tune: tunes the library's own kernel families (elementwise, reduction and scan launch
+// shapes, for float32 and float64 where the device has it) on the selected device (XGPU_BACKEND, XGPU_DEVICE)
 // within a budget, stores the winners in the tuning database, and prints a markdown table of
 // winners against the defaults; exports and imports the database.
 //
@@ -70,7 +70,7 @@ int main(int argc, char** argv) try {
         const auto& dev = ctx.device().info();
         if (!n) n = std::min<std::uint64_t>({std::uint64_t(1) << 24, dev.max_allocation / 8, dev.global_memory / 64});
         std::vector<std::pair<xgpu::KernelFamily, xgpu::DType>> work;
-        for (auto f : {xgpu::KernelFamily::elementwise, xgpu::KernelFamily::reduction})
+        for (auto f : {xgpu::KernelFamily::elementwise, xgpu::KernelFamily::reduction, xgpu::KernelFamily::scan})
             for (auto t : {xgpu::DType::float32, xgpu::DType::float64})
                 if (t != xgpu::DType::float64 || dev.fp64) work.emplace_back(f, t);
         std::printf("xgpu-tune: %s on %s (%s), n = %llu, budget %.1f s, database %s\n\n", ctx.backend().c_str(),

@@ -152,17 +152,19 @@ void import_database(const std::string& json);
 std::string database_path();
 
 // The library's own families: the launch shapes of elementwise kernels (work-group size, items
-// per work-item, whole guard-free groups) tuned on `z = a*x + b*y`, and of reductions (work-group
-// size, accumulators per work-item, blocked or strided) tuned on dot(x, y), for float32 and
-// float64. Kernels take the database's shape by the rule: a LaunchShapeScope, else the database
-// (per XGPU_AUTOTUNE, for the size bucket of the call), else the family's default chooser.
+// per work-item, whole guard-free groups) tuned on `z = a*x + b*y`, of reductions (work-group
+// size, accumulators per work-item, blocked or strided) tuned on dot(x, y), and of scans (tile:
+// work-items, elements per work-item, staged through local memory or direct) tuned on cumsum(x),
+// for float32 and float64. Kernels take the database's shape by the rule: a LaunchShapeScope,
+// else (for scans) XGPU_SCAN_TILE, else the database (per XGPU_AUTOTUNE, for the size bucket of
+// the call), else the family's default chooser. Segmented scans are not tuned.
 struct ShapeTuning {
     Key key;
     Result result;
     double bytes = 0; // moved by one run, each input read and the output written once: GB/s = bytes / ms / 1e6
 };
 bool tunable(KernelFamily family, DType type);
-Space shape_space(const Context& ctx, KernelFamily family);
+Space shape_space(const Context& ctx, KernelFamily family, DType type);
 Point to_point(KernelFamily family, const LaunchShape& s);
 LaunchShape to_shape(const Point& p);
 // Tunes `family` for `type` on `n` elements (the key's size bucket), and stores the winner.

@@ -182,8 +182,22 @@ LaunchShape launch_shape(const Context& ctx, KernelFamily family, DType type, bo
 LaunchShape codegen::sized_launch_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n,
                                         bool segmented) {
     if (auto s = codegen::scoped_shape(ctx, family, type, segmented)) return *s;
-    if (auto s = tune::detail::database_shape(ctx, family, type, n)) return *s;
+    // XGPU_SCAN_TILE, an explicit choice, goes before the database; segmented scans keep a flag
+    // per element (other local memory) and are not tuned.
+    const bool untuned = family == KernelFamily::scan && (segmented || detail::env::scan_tile());
+    if (!untuned)
+        if (auto s = tune::detail::database_shape(ctx, family, type, n)) return *s;
     return default_launch_shape(ctx, family, type, segmented);
+}
+
+bool codegen::shape_fits(const DeviceInfo& d, KernelFamily family, const LaunchShape& shape, DType type,
+                         bool segmented) {
+    try {
+        check(d, family, shape, type, segmented);
+        return true;
+    } catch (const InvalidArgument&) {
+        return false;
+    }
 }
 
 LaunchShape codegen::default_elementwise_shape(const DeviceInfo& d, std::size_t result_size, std::size_t loaded_bytes) {

@@ -28,6 +28,10 @@ std::size_t static_local_limit(const DeviceInfo& d);
 // scope's, else the tuning database's (per XGPU_AUTOTUNE), else the default for that traffic.
 LaunchShape elementwise_shape(const Context& ctx, DType result, std::size_t loaded_bytes, std::uint64_t n);
 
+// Whether `shape` suits `family` on device `d` for elements of `type` (launch_shape's checks:
+// work-group limits, powers of two, local memory).
+bool shape_fits(const DeviceInfo& d, KernelFamily family, const LaunchShape& shape, DType type, bool segmented = false);
+
 // The default chooser of elementwise kernels for that traffic (no scope, no database).
 LaunchShape default_elementwise_shape(const DeviceInfo& d, std::size_t result_size, std::size_t loaded_bytes);
 

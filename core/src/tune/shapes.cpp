@@ -11,13 +11,14 @@
 #include "xgpu/array.hpp"
 #include "xgpu/random.hpp"
 #include "xgpu/reduction.hpp"
+#include "xgpu/scan.hpp"
 
 namespace xgpu::tune {
 namespace {
 
 // Bumped when the family's kernels change in a way that makes older timings meaningless.
-int version(KernelFamily f) {
-    return f == KernelFamily::elementwise ? 1 : 1;
+int version(KernelFamily) {
+    return 1; // every family's first version
 }
 
 // XGPU_AUTOTUNE=on tunes in a launch only from this size on: below it launches are
@@ -37,10 +38,27 @@ Key key_for(KernelFamily f, DType type, std::uint64_t n) {
 
 template <class T> Problem make_problem(const Context& ctx, KernelFamily f, std::uint64_t n) {
     Philox gen(ctx, 20261201);
-    auto x = std::make_shared<Array<T>>(gen.uniform<T>({n}, T(-1), T(1)));
-    auto y = std::make_shared<Array<T>>(gen.uniform<T>({n}, T(-1), T(1)));
+    // Scans: positive values, whose running sums keep their relative precision in any order.
+    const T lo = f == KernelFamily::scan ? T(0) : T(-1);
+    auto x = std::make_shared<Array<T>>(gen.uniform<T>({n}, lo, T(1)));
+    auto y = std::make_shared<Array<T>>(gen.uniform<T>({n}, lo, T(1)));
     Problem p;
-    if (f == KernelFamily::elementwise) {
+    if (f == KernelFamily::scan) {
+        auto z = std::make_shared<Array<T>>(empty<T>(ctx, {n}));
+        p.prepare = [=](const Point& pt) {
+            const LaunchShape s = to_shape(pt);
+            return std::function<void()>([=] {
+                LaunchShapeScope scope(KernelFamily::scan, s);
+                *z = cumsum(*x);
+            });
+        };
+        p.result = [z] {
+            const std::vector<T> h = z->get();
+            return std::vector<double>(h.begin(), h.end());
+        };
+        // Runs of up to 8192 sequential additions, in another order.
+        p.tolerance = std::is_same_v<T, float> ? 1e-3 : 1e-9;
+    } else if (f == KernelFamily::elementwise) {
         auto z = std::make_shared<Array<T>>(empty<T>(ctx, {n}));
         p.prepare = [=](const Point& pt) {
             const LaunchShape s = to_shape(pt);
@@ -84,8 +102,8 @@ Point start_point(const Context& ctx, KernelFamily f, DType type) {
 }
 
 // The space, widened where needed so that it holds the start point.
-Space space_with(const Context& ctx, KernelFamily f, const Point& start) {
-    Space s = shape_space(ctx, f);
+Space space_with(const Context& ctx, KernelFamily f, DType type, const Point& start) {
+    Space s = shape_space(ctx, f, type);
     for (auto& prm : s.params)
         if (std::find(prm.values.begin(), prm.values.end(), start.at(prm.name)) == prm.values.end()) {
             prm.values.push_back(start.at(prm.name));
@@ -107,18 +125,27 @@ Memo& memo() {
 } // namespace
 
 bool tunable(KernelFamily family, DType type) {
-    return (family == KernelFamily::elementwise || family == KernelFamily::reduction) &&
+    return (family == KernelFamily::elementwise || family == KernelFamily::reduction || family == KernelFamily::scan) &&
            (type == DType::float32 || type == DType::float64);
 }
 
-Space shape_space(const Context& ctx, KernelFamily family) {
+Space shape_space(const Context& ctx, KernelFamily family, DType type) {
     const DeviceInfo& d = ctx.device().info();
     const std::size_t max_wg = d.max_work_group_size ? d.max_work_group_size : 256;
     Param groups{"group_size", {}};
-    for (std::int64_t g = family == KernelFamily::reduction ? 32 : 64; g <= 1024; g *= 2)
+    const std::int64_t smallest = family == KernelFamily::scan ? 2 : family == KernelFamily::reduction ? 32 : 64;
+    for (std::int64_t g = smallest; g <= 1024; g *= 2)
         if (std::size_t(g) <= max_wg) groups.values.push_back(g);
     Space s;
-    if (family == KernelFamily::elementwise) {
+    if (family == KernelFamily::scan) {
+        // Tiles of work-items x runs: the direct form's long runs (CPUs) and the staged form's
+        // short ones (GPUs), within the local memory the device allows.
+        Param items{"items", {}};
+        for (std::int64_t k = 1; k <= 8192; k *= 2)
+            items.values.push_back(k);
+        s.params = {groups, items, {"staged", {0, 1}}};
+        s.valid = [d, type](const Point& p) { return codegen::shape_fits(d, KernelFamily::scan, to_shape(p), type); };
+    } else if (family == KernelFamily::elementwise) {
         s.params = {groups, {"items", {1, 2, 4, 8}}, {"whole_groups", {0, 1}}};
         s.valid = [max_wg](const Point& p) {
             return std::size_t(p.at("group_size")) <= max_wg && (p.at("whole_groups") == 0 || p.at("items") == 1);
@@ -139,6 +166,7 @@ Point to_point(KernelFamily family, const LaunchShape& s) {
     Point p{{"group_size", s.group_size}, {"items", s.items}};
     if (family == KernelFamily::elementwise) p["whole_groups"] = s.whole_groups;
     if (family == KernelFamily::reduction) p["blocked"] = s.blocked;
+    if (family == KernelFamily::scan) p["staged"] = s.staged;
     return p;
 }
 
@@ -161,7 +189,7 @@ ShapeTuning tune_shape(const Context& ctx, KernelFamily family, DType type, std:
         throw InvalidArgument(std::string("xgpu: tune: the ") + name(family) + " family is not tuned for " +
                               xgpu::name(type));
     const Point start = start_point(ctx, family, type);
-    const Space space = space_with(ctx, family, start);
+    const Space space = space_with(ctx, family, type, start);
     ShapeTuning t;
     t.key = key_for(family, type, n);
     const bool was = tuning;
@@ -175,6 +203,7 @@ ShapeTuning tune_shape(const Context& ctx, KernelFamily family, DType type, std:
     tuning = was;
     store(ctx, t.key, t.result);
     detail::forget_shapes(); // launches see the new entry
+    // z = a*x + b*y: two inputs and the output; dot: two inputs; cumsum: the input and the output.
     t.bytes = double(n) * double(info(type).size) * (family == KernelFamily::elementwise ? 3 : 2);
     return t;
 }
@@ -193,7 +222,7 @@ std::optional<LaunchShape> detail::database_shape(const Context& ctx, KernelFami
         if (auto it = mm.shapes.find(key); it != mm.shapes.end()) return it->second;
     }
     const Point start = start_point(ctx, family, type);
-    const Space space = space_with(ctx, family, start);
+    const Space space = space_with(ctx, family, type, start);
     tuning = true;
     Selection sel;
     try {
