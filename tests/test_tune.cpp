@@ -27,9 +27,13 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// The busy loop's base length: long enough that a variant's device time (milliseconds) dwarfs
-// launch overhead and timer noise on PoCL, short enough that the whole family tunes in seconds.
-constexpr std::uint32_t base_loop = 500;
+// The busy loop's base length: long enough that the fastest variant's device time (several
+// milliseconds on PoCL) dwarfs launch overhead and the time slices other processes take from it,
+// short enough that the whole family tunes in a few seconds (the slower variants' timing stops
+// early once they are 3x slower than the best).
+constexpr std::uint32_t base_loop = 1500;
+// The eight-process test checks the database, not the winner: short loops.
+constexpr std::uint32_t quick_loop = 100;
 
 // Extra seconds a timing bound may take: XGPU_TEST_TIME_SLACK, for slow builds (sanitizers).
 double slack() {
@@ -41,12 +45,16 @@ double slack() {
 // test starts from no tuning database and an empty in-memory state, as a new process would.
 struct TempDb {
     static const fs::path& dir() {
-        static const fs::path d = [] {
-            auto p = fs::temp_directory_path() / ("xgpu-test-tune-" + std::to_string(test::rng()()));
-            fs::remove_all(p);
-            return p;
-        }();
-        return d;
+        // Removed at exit.
+        static const struct Dir {
+            fs::path path = fs::temp_directory_path() / ("xgpu-test-tune-" + std::to_string(test::rng()()));
+            ~Dir() {
+                std::error_code ec;
+                fs::permissions(path, fs::perms::owner_all, ec);
+                fs::remove_all(path, ec);
+            }
+        } d;
+        return d.path;
     }
     TempDb() {
         ::setenv("XGPU_CACHE_DIR", dir().c_str(), 1);
@@ -92,10 +100,11 @@ std::string slurp(const fs::path& p) {
 }
 
 // Starts tune_probe processes with the given tags at once, then gathers their outputs.
-std::vector<std::string> probes(const std::string& backend, const std::vector<std::string>& tags) {
+std::vector<std::string> probes(const std::string& backend, std::uint32_t base, const std::vector<std::string>& tags) {
     std::vector<std::FILE*> ps;
     for (const auto& tag : tags) {
-        const std::string cmd = "XGPU_BACKEND=" + backend + " " + XGPU_TUNE_PROBE + " " + tag + " 2>&1";
+        const std::string cmd =
+            "XGPU_BACKEND=" + backend + " " + XGPU_TUNE_PROBE + " " + std::to_string(base) + " " + tag + " 2>&1";
         ps.push_back(::popen(cmd.c_str(), "r"));
         REQUIRE(ps.back());
     }
@@ -122,10 +131,13 @@ TEST_CASE("the tuner finds the fastest correct variant of a family with known co
     XGPU_FOR_EACH_CONTEXT(ctx) {
         test::BusyFamily family(ctx, base_loop);
         const tune::Problem problem = family.problem();
-        tune::Options o;
-        o.runs = 3;
+        tune::Options o; // five timed runs: medians of variants 3x apart stay apart on a busy machine
         SECTION("exhaustive") {
             const tune::Result r = tune::tune(ctx, family.space(), family.start(), problem, o);
+            std::string times;
+            for (const auto& e : r.evaluations)
+                times += tune::to_string(e.point) + ": " + std::to_string(e.ms) + " ms\n";
+            INFO(times);
             CHECK(r.strategy == tune::Strategy::exhaustive);
             CHECK(r.best == family.best());
             CHECK(r.start == family.start());
@@ -149,10 +161,11 @@ TEST_CASE("the tuner finds the fastest correct variant of a family with known co
             CHECK(r.best.at("W") == 0);
         }
         SECTION("an evaluation budget holds in every strategy") {
+            test::BusyFamily quick(ctx, quick_loop);
             for (auto s : {tune::Strategy::exhaustive, tune::Strategy::search}) {
                 o.strategy = s;
                 o.budget.evaluations = 4;
-                const tune::Result r = tune::tune(ctx, family.space(), family.start(), problem, o);
+                const tune::Result r = tune::tune(ctx, quick.space(), quick.start(), quick.problem(), o);
                 CHECK(r.evaluations.size() == 4);
                 CHECK(r.budget_hit);
             }
@@ -201,11 +214,11 @@ TEST_CASE("the database survives a new process: the second run times nothing") {
     TempDb db;
     XGPU_FOR_EACH_CONTEXT(ctx) {
         ::setenv("XGPU_AUTOTUNE", "on", 1);
-        const auto first = probes(ctx.backend(), {""});
+        const auto first = probes(ctx.backend(), base_loop, {""});
         CHECK_THAT(first[0], Contains("busy tuned timed="));
         CHECK_THAT(first[0], Contains("A=3 B=2 W=0"));
         REQUIRE(fs::exists(TempDb::file()));
-        const auto second = probes(ctx.backend(), {""});
+        const auto second = probes(ctx.backend(), base_loop, {""});
         CHECK(second[0] == "busy database timed=0 A=3 B=2 W=0\n");
         // In this process too, once its memory is as fresh as a new process's.
         tune::detail::reset();
@@ -214,7 +227,7 @@ TEST_CASE("the database survives a new process: the second run times nothing") {
         CHECK(sel->source == tune::Source::database);
         CHECK(sel->point == test::BusyFamily::best());
         // cached mode uses it; off does not; force tunes again.
-        test::BusyFamily family(ctx, base_loop);
+        test::BusyFamily family(ctx, quick_loop);
         auto never = [&]() -> tune::Problem {
             FAIL("cached and off modes must not tune");
             return {};
@@ -237,7 +250,7 @@ TEST_CASE("the database survives a new process: the second run times nothing") {
 TEST_CASE("a corrupt or truncated database costs a warning and a new tuning") {
     TempDb db;
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        test::BusyFamily family(ctx, base_loop);
+        test::BusyFamily family(ctx, quick_loop); // the winner does not matter here
         tune::Options o;
         o.runs = 3;
         const auto problem = [&] { return family.problem(); };
@@ -301,7 +314,7 @@ TEST_CASE("a read-only cache directory: a warning, and the tuning is kept in mem
         }
     }
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        test::BusyFamily family(ctx, base_loop);
+        test::BusyFamily family(ctx, quick_loop);
         tune::Options o;
         o.runs = 3;
         ::setenv("XGPU_AUTOTUNE", "on", 1);
@@ -309,7 +322,7 @@ TEST_CASE("a read-only cache directory: a warning, and the tuning is kept in mem
         const auto first = tune::select(
             ctx, busy_key(), family.space(), family.start(), [&] { return family.problem(); }, o);
         CHECK(first.source == tune::Source::tuned);
-        CHECK(first.point == family.best());
+        CHECK(family.space().allows(first.point));
         CHECK(w.any("cannot be written"));
         CHECK_FALSE(fs::exists(TempDb::file()));
         const auto second = tune::select(ctx, busy_key(), family.space(), family.start(), [&]() -> tune::Problem {
@@ -317,7 +330,7 @@ TEST_CASE("a read-only cache directory: a warning, and the tuning is kept in mem
             return {};
         });
         CHECK(second.source == tune::Source::database);
-        CHECK(second.point == family.best());
+        CHECK(second.point == first.point);
     }
 }
 
@@ -327,13 +340,13 @@ TEST_CASE("eight processes tuning the same key at once: one consistent entry, no
         ::setenv("XGPU_AUTOTUNE", "on", 1);
         // Warm the compile cache on disk first, so that eight cold compiles on two cores do not
         // dominate the test.
-        probes(ctx.backend(), {""});
+        probes(ctx.backend(), quick_loop, {""});
         std::error_code ec;
         fs::remove(TempDb::file(), ec);
         std::vector<std::string> tags;
         for (int i = 0; i < 8; ++i)
             tags.push_back(std::to_string(i));
-        const auto outs = probes(ctx.backend(), tags);
+        const auto outs = probes(ctx.backend(), quick_loop, tags);
         std::set<std::string> chosen; // eight processes timing on shared cores may disagree
         for (const auto& out : outs) {
             INFO(out);

@@ -1,9 +1,10 @@
 // A synthetic kernel family for the tuner's tests (test_tune and its helper process tune_probe):
 // each work-item runs a busy loop whose length the parameters set, so the cost of every variant
 // is known, then stores y = SCALE * x (the loop's value enters multiplied by a zero the compiler
-// cannot see, so the loop stays). A and B set the loop: LOOP = base * (1 + |A - 3| + |B - 2|),
-// fastest at A = 3, B = 2; W = 1 (allowed only with A = 1) is faster than any other but computes
-// 3x instead of 2x: a wrong variant the tuner must reject.
+// cannot see, so the loop stays). A and B set the loop: LOOP = base * (1 + 2 (|A - 3| + |B - 2|)),
+// fastest at A = 3, B = 2 and every other variant at least 3x slower (a margin that timings on a
+// machine whose cores other processes share keep); W = 1 (allowed only with A = 1) is faster than
+// any other but computes 3x instead of 2x: a wrong variant the tuner must reject.
 #pragma once
 
 #include <cstdlib>
@@ -52,7 +53,7 @@ struct BusyFamily {
 
     std::uint32_t loop(const tune::Point& p) const {
         if (p.at("W")) return base / 2;
-        return base * std::uint32_t(1 + std::abs(int(p.at("A")) - 3) + std::abs(int(p.at("B")) - 2));
+        return base * std::uint32_t(1 + 2 * (std::abs(int(p.at("A")) - 3) + std::abs(int(p.at("B")) - 2)));
     }
 
     // Variants compiled per point (LOOP and SCALE are compile-time constants).
