@@ -213,19 +213,21 @@ TEST_CASE("a budget in seconds holds for every strategy") {
 TEST_CASE("the database survives a new process: the second run times nothing") {
     TempDb db;
     XGPU_FOR_EACH_CONTEXT(ctx) {
+        // (Which variant wins is the first test's business; here, what is kept.)
         ::setenv("XGPU_AUTOTUNE", "on", 1);
-        const auto first = probes(ctx.backend(), base_loop, {""});
-        CHECK_THAT(first[0], Contains("busy tuned timed="));
-        CHECK_THAT(first[0], Contains("A=3 B=2 W=0"));
+        const auto first = probes(ctx.backend(), quick_loop, {""});
+        const std::string tuned = "busy tuned timed=";
+        REQUIRE_THAT(first[0], Contains(tuned));
+        const std::string point = first[0].substr(first[0].find(' ', tuned.size()) + 1); // "A=.. B=.. W=..\n"
         REQUIRE(fs::exists(TempDb::file()));
-        const auto second = probes(ctx.backend(), base_loop, {""});
-        CHECK(second[0] == "busy database timed=0 A=3 B=2 W=0\n");
+        const auto second = probes(ctx.backend(), quick_loop, {""});
+        CHECK(second[0] == "busy database timed=0 " + point);
         // In this process too, once its memory is as fresh as a new process's.
         tune::detail::reset();
         const auto sel = tune::lookup(ctx, busy_key());
         REQUIRE(sel);
         CHECK(sel->source == tune::Source::database);
-        CHECK(sel->point == test::BusyFamily::best());
+        CHECK(tune::to_string(sel->point) + "\n" == point);
         // cached mode uses it; off does not; force tunes again.
         test::BusyFamily family(ctx, quick_loop);
         auto never = [&]() -> tune::Problem {
@@ -233,7 +235,7 @@ TEST_CASE("the database survives a new process: the second run times nothing") {
             return {};
         };
         ::setenv("XGPU_AUTOTUNE", "cached", 1);
-        CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), never).point == family.best());
+        CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), never).point == sel->point);
         ::setenv("XGPU_AUTOTUNE", "off", 1);
         CHECK(tune::select(ctx, busy_key(), family.space(), family.start(), never).point == family.start());
         ::setenv("XGPU_AUTOTUNE", "force", 1);
