@@ -16,6 +16,7 @@
 #include <xgpu/array.hpp>
 #include <xgpu/reduction.hpp>
 #include <xgpu/scan.hpp>
+#include <xgpu/sparse.hpp>
 
 #include "support.hpp"
 #include "tune/database.hpp"
@@ -505,6 +506,57 @@ TEST_CASE("scan tiles: a scope, else XGPU_SCAN_TILE, else the database, else the
         for (std::size_t i = 0; i < n; ++i) {
             run += h[i];
             wrong += std::fabs(got[i] - run) > 1e-4 * run + 1e-5;
+        }
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("the SpMV format: XGPU_SPMV_FORMAT, else the database per mode, else the automatic rule") {
+    TempDb db;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        // 2-D Poisson on a 128 x 128 grid: 81k entries, past the size XGPU_AUTOTUNE=on tunes from.
+        const std::int64_t g = 128, rows = g * g;
+        sparse::HostCsr<double> h;
+        h.rows = h.cols = rows;
+        h.row_ptr.clear();
+        h.row_ptr.push_back(0);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const std::int64_t i = r / g, j = r % g;
+            for (std::int64_t c : {r - g, r - 1, r, r + 1, r + g}) {
+                if (c < 0 || c >= rows || (c == r - 1 && j == 0) || (c == r + 1 && j == g - 1)) continue;
+                h.col_idx.push_back(std::int32_t(c));
+                h.values.push_back(c == r ? 4.0 + 0.001 * double(i) : -1.0);
+            }
+            h.row_ptr.push_back(std::int32_t(h.col_idx.size()));
+        }
+        const sparse::Csr<double> a(ctx, h);
+        ::setenv("XGPU_AUTOTUNE", "off", 1);
+        const sparse::Format rule = sparse::plan_spmv(a).format;
+        ::setenv("XGPU_AUTOTUNE", "on", 1);
+        ::setenv("XGPU_AUTOTUNE_BUDGET", "1", 1);
+        const sparse::Format tuned = sparse::plan_spmv(a).format; // tunes, and stores the winner
+        CHECK_THAT(tune::export_database(), Contains("\"family\": \"spmv_format\""));
+        ::setenv("XGPU_AUTOTUNE", "cached", 1);
+        tune::detail::reset(); // as a new process: from the file
+        CHECK(sparse::plan_spmv(a).format == tuned);
+        ::setenv("XGPU_SPMV_FORMAT", "merge_path", 1);
+        CHECK(sparse::plan_spmv(a).format == sparse::Format::merge_path);
+        ::unsetenv("XGPU_SPMV_FORMAT");
+        ::setenv("XGPU_AUTOTUNE", "off", 1);
+        CHECK(sparse::plan_spmv(a).format == rule);
+        // The product in the database's format against the host.
+        ::setenv("XGPU_AUTOTUNE", "cached", 1);
+        const auto hx = test::random_vector<double>(std::size_t(rows), -1.0, 1.0);
+        const auto x = to_device<double>(ctx, hx);
+        auto y = empty<double>(ctx, {std::size_t(rows)});
+        sparse::spmv(a, x, y);
+        const auto hy = y.get();
+        std::size_t wrong = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            double want = 0;
+            for (std::int32_t k = h.row_ptr[r]; k < h.row_ptr[r + 1]; ++k)
+                want += h.values[k] * hx[h.col_idx[k]];
+            wrong += std::fabs(hy[r] - want) > 1e-12 * (1 + std::fabs(want));
         }
         CHECK(wrong == 0);
     }

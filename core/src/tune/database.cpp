@@ -5,6 +5,7 @@
 // rename a temporary file over it, so concurrent processes never lose each other's entries.
 #include "database.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -161,6 +162,7 @@ struct Db {
 };
 
 std::mutex mutex;
+std::atomic<std::uint64_t> changes{0};
 std::map<std::string, Db> dbs; // by directory ("" when the cache is off: memory only)
 std::set<std::string> unwritable_warned;
 
@@ -280,12 +282,17 @@ void put(const Entry& e) {
     std::string dir;
     Db& db = current(dir);
     db.entries[entry_key(e)] = e;
+    ++changes;
     if (dir.empty()) return;
     if (auto merged = write_merged(dir, {{entry_key(e), e}})) {
         // What other processes stored meanwhile becomes visible too.
         for (auto& [k, v] : *merged)
             db.entries[k] = std::move(v);
     }
+}
+
+std::uint64_t generation() {
+    return changes.load();
 }
 
 bool first_force(const Entry& e) {
@@ -298,6 +305,7 @@ void reset() {
     std::lock_guard lock(mutex);
     dbs.clear();
     unwritable_warned.clear();
+    ++changes;
     forget_shapes();
 }
 
@@ -330,6 +338,7 @@ void import_database(const std::string& text) {
     detail::Db& db = detail::current(dir);
     for (const auto& [k, e] : entries)
         db.entries[k] = e;
+    ++detail::changes;
     if (dir.empty()) return;
     if (auto merged = detail::write_merged(dir, entries))
         for (auto& [k, v] : *merged)

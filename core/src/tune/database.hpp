@@ -47,6 +47,10 @@ std::optional<std::pair<Point, Source>> find(const std::string& family, int vers
 // Adds `e` in memory and writes it to disk (merged with what is there, under the lock file).
 void put(const Entry& e);
 
+// A number that changes whenever what lookups can find changes (a store, an import, a reset):
+// tables that hold lookups in memory check it.
+std::uint64_t generation();
+
 // Whether this process has tuned the entry already (XGPU_AUTOTUNE=force re-tunes once), and
 // marks it so.
 bool first_force(const Entry& e);
