@@ -32,7 +32,7 @@ namespace {
 // milliseconds on PoCL) dwarfs launch overhead and the time slices other processes take from it,
 // short enough that the whole family tunes in a few seconds (the slower variants' timing stops
 // early once they are 3x slower than the best).
-constexpr std::uint32_t base_loop = 1500;
+constexpr std::uint32_t base_loop = 1000;
 // The eight-process test checks the database, not the winner: short loops.
 constexpr std::uint32_t quick_loop = 100;
 
@@ -171,6 +171,21 @@ TEST_CASE("the tuner finds the fastest correct variant of a family with known co
                 CHECK(r.budget_hit);
             }
         }
+        SECTION("a variant that does not compile is rejected, never chosen") {
+            test::BusyFamily quick(ctx, quick_loop);
+            tune::Problem pr = quick.problem();
+            const auto prepare = pr.prepare;
+            pr.prepare = [&](const tune::Point& p) {
+                if (p.at("A") == 4) ctx.compile("XGPU_KERNEL void broken(XGPU_GLOBAL float* x) { x[0] = ; }");
+                return prepare(p);
+            };
+            const tune::Result r = tune::tune(ctx, quick.space(), quick.start(), pr, o);
+            CHECK(r.best.at("A") != 4);
+            std::size_t broken = 0;
+            for (const auto& f : r.failed)
+                broken += f.point.at("A") == 4;
+            CHECK(broken == 3);
+        }
         SECTION("a start point outside the space is refused") {
             CHECK_THROWS_AS(tune::tune(ctx, family.space(), {{"A", 9}, {"B", 1}, {"W", 0}}, problem, o),
                             InvalidArgument);
@@ -182,7 +197,8 @@ TEST_CASE("a budget in seconds holds for every strategy") {
     TempDb db;
     XGPU_FOR_EACH_CONTEXT(ctx) {
         // A large space (1000 points) of one compiled kernel whose loop length is an argument:
-        // each evaluation takes milliseconds, so the budget, not the space, ends the search.
+        // each evaluation takes a millisecond or two (tens when other tests share the cores), so
+        // the budget, not the space, ends the search.
         test::BusyFamily family(ctx, 0);
         const Kernel k = family.busy.get({{"LOOP", 0}, {"SCALE", "2.0f"}});
         tune::Space space;
@@ -190,7 +206,7 @@ TEST_CASE("a budget in seconds holds for every strategy") {
             space.params.push_back({name, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}});
         tune::Problem pr = family.problem();
         pr.prepare = [&](const tune::Point& p) {
-            const auto extra = std::uint32_t(200 * (1 + p.at("A") + p.at("B") + p.at("C")));
+            const auto extra = std::uint32_t(20 * (1 + p.at("A") + p.at("B") + p.at("C")));
             return std::function<void()>(
                 [&, extra] { k.launch(ctx.current_queue(), Grid{family.n}, family.x, family.y, 0.0f, extra); });
         };
@@ -202,7 +218,10 @@ TEST_CASE("a budget in seconds holds for every strategy") {
             const tune::Result r = tune::tune(ctx, space, {{"A", 5}, {"B", 5}, {"C", 5}}, pr, o);
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             INFO("strategy " << int(s) << ": " << r.evaluations.size() << " evaluations in " << wall << " s");
-            CHECK(r.budget_hit);
+            // Exhaustive stops at the budget; the search samples for half of it, then improves
+            // locally until the budget ends or no neighbour is faster.
+            if (s == tune::Strategy::exhaustive) CHECK(r.budget_hit);
+            if (s == tune::Strategy::search) CHECK(r.seconds >= 0.25);
             CHECK(r.evaluations.size() > 1);
             CHECK(r.evaluations.size() < 1000);
             CHECK(r.seconds <= 0.6 + slack());

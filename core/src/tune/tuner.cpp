@@ -151,7 +151,7 @@ private:
             }
             e.ms = median(ms);
             e.ok = true;
-        } catch (const Error& err) {
+        } catch (const std::exception& err) { // xgpu's errors, and whatever the problem's own code throws
             e.reason = err.what();
         }
         return e;
@@ -249,11 +249,12 @@ Result tune(const Context& ctx, const Space& space, const Point& start, const Pr
             if (!s.evaluate(p)) break;
         return s.finish(strategy);
     }
-    // Random sampling: a third of the evaluation budget (8 to 32 points when it is unlimited), and
-    // at most half the time budget...
+    // Random sampling: a third of the evaluation budget; else, with a time budget, until half of
+    // it is spent (at most half the space); else 8 to 32 points. Always within half the time budget...
     const std::uint64_t samples = options.budget.evaluations
                                       ? std::max<std::uint64_t>(options.budget.evaluations / 3, 1)
-                                      : std::clamp<std::uint64_t>(space.size() / 8, 8, 32);
+                                  : options.budget.seconds > 0 ? std::max<std::uint64_t>(space.size() / 2, 1)
+                                                               : std::clamp<std::uint64_t>(space.size() / 8, 8, 32);
     bool open = true;
     std::uint64_t sampled = 0;
     const double sampling_seconds = options.budget.seconds > 0 ? options.budget.seconds / 2 : 0;
