@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-packages.sh cmake make clang libclang-rt-14-dev llvm ocl-icd-opencl-dev opencl-clhpp-headers \
-  pocl-opencl-icd catch2 libfmt-dev libmetis-dev
+  pocl-opencl-icd catch2 libfmt-dev libmetis-dev nlohmann-json3-dev
 
 cmake -S . -B build-asan -DCMAKE_TOOLCHAIN_FILE="$PWD/tests/sanitizers/clang-asan.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXGPU_BUILD_FUZZERS=ON -DXGPU_WITH_METIS=ON >/dev/null

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make pkg-config ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 libfmt-dev libcli11-dev)
+packages=(cmake g++ make pkg-config ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 libfmt-dev libcli11-dev nlohmann-json3-dev)
 scripts/ensure-packages.sh "${packages[@]}"
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release

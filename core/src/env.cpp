@@ -71,6 +71,29 @@ std::string parse_backend(std::string_view value) {
     invalid("XGPU_BACKEND", value, "accepted values are cuda, opencl and auto (in any case)");
 }
 
+std::string parse_autotune(std::string_view value) {
+    for (const char* m : {"off", "cached", "on", "force"})
+        if (equal_nocase(value, m)) return m;
+    invalid("XGPU_AUTOTUNE", value, "accepted values are off, cached, on and force (in any case)");
+}
+
+double parse_seconds(std::string_view name, std::string_view value) {
+    // Digits, optionally a point and more digits: no signs, exponents, inf or nan.
+    std::size_t pos = 0;
+    double v = 0;
+    bool any = false;
+    for (; pos < value.size() && value[pos] >= '0' && value[pos] <= '9'; ++pos, any = true)
+        v = v * 10 + (value[pos] - '0');
+    if (pos < value.size() && value[pos] == '.') {
+        double scale = 0.1;
+        for (++pos; pos < value.size() && value[pos] >= '0' && value[pos] <= '9'; ++pos, any = true, scale /= 10)
+            v += (value[pos] - '0') * scale;
+    }
+    if (!any || pos != value.size() || v <= 0 || v > 86400)
+        invalid(name, value, "expected a positive number of seconds of at most 86400, e.g. 2 or 0.5");
+    return v;
+}
+
 std::string parse_spmv_format(std::string_view value, std::span<const std::string_view> formats) {
     for (std::string_view f : formats)
         if (equal_nocase(value, f)) return std::string(f);
@@ -108,6 +131,16 @@ ScanTile parse_scan_tile(std::string_view value) {
 std::string backend() {
     const auto v = value("XGPU_BACKEND");
     return v ? parse_backend(*v) : "auto";
+}
+
+std::string autotune() {
+    const auto v = value("XGPU_AUTOTUNE");
+    return v ? parse_autotune(*v) : "cached";
+}
+
+double autotune_budget() {
+    const auto v = value("XGPU_AUTOTUNE_BUDGET");
+    return v ? parse_seconds("XGPU_AUTOTUNE_BUDGET", *v) : 2.0;
 }
 
 std::string device() {

@@ -37,7 +37,15 @@ struct ScanTile {
 };
 ScanTile parse_scan_tile(std::string_view value);
 
+// XGPU_AUTOTUNE: off, cached, on or force, lower-cased.
+std::string parse_autotune(std::string_view value);
+
+// XGPU_AUTOTUNE_BUDGET: seconds, a positive decimal number of at most 86400.
+double parse_seconds(std::string_view name, std::string_view value);
+
 std::string backend();                     // XGPU_BACKEND, "auto" when unset
+std::string autotune();                    // XGPU_AUTOTUNE, "cached" when unset
+double autotune_budget();                  // XGPU_AUTOTUNE_BUDGET, 2 when unset
 std::string device();                      // XGPU_DEVICE (free text), "" when unset
 bool cache_enabled();                      // XGPU_CACHE, on when unset
 bool pool_enabled();                       // XGPU_POOL, on when unset

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
 #include "../mirror.hpp"
 #include "generator.hpp"
@@ -369,7 +370,7 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
     }
     if (n == 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec->name));
-    const Geometry g = geometry(ctx, launch_shape(ctx, KernelFamily::reduction, expr.type), n);
+    const Geometry g = geometry(ctx, codegen::sized_launch_shape(ctx, KernelFamily::reduction, expr.type, n), n);
     ArrayDesc out = make_array(ctx, spec->out, {}, Order::C);
     codegen::Lowered map = lower_map(expr, ctx, shape, codegen::Want::key_and_arguments);
     Kernels k(ctx, "reduce|" + spec->name + '|' + map.key + '|' + g.shape.key(), [&] {
@@ -400,7 +401,7 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     const std::uint64_t m = shape[axis], rows = shape_size(out_shape);
     if (m == 0 && rows > 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} along an empty axis: the operation has no identity", spec.name));
-    const LaunchShape shape_of_launch = launch_shape(ctx, KernelFamily::reduction, expr.type);
+    const LaunchShape shape_of_launch = codegen::sized_launch_shape(ctx, KernelFamily::reduction, expr.type, m);
     ArrayDesc out = make_array(ctx, spec.out, out_shape, Order::C);
     if (rows == 0) return out;
     const NodePtr p = permute(expr, perm);

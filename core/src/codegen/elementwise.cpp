@@ -50,7 +50,7 @@ std::string elementwise_source(const Context&, const detail::Node& expr, const d
 void assign(const detail::Node& expr, const detail::ArrayDesc& dst) {
     const Context& ctx = dst.context;
     Lowered l = lower(expr, dst.shape, &dst, Want::key_and_arguments);
-    const LaunchShape shape = elementwise_shape(ctx, dst.dtype, l.loaded_bytes);
+    const LaunchShape shape = elementwise_shape(ctx, dst.dtype, l.loaded_bytes, dst.size());
     const Kernel k = detail::generated_kernel(
         ctx, key(l, shape), [&] { return source(lower(expr, dst.shape, &dst, Want::everything), shape, dst.dtype); },
         "xgpu_elementwise");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "../env.hpp"
+#include "../tune/database.hpp"
 #include "launch.hpp"
 #include "xgpu/error.hpp"
 
@@ -175,8 +176,32 @@ LaunchShape default_launch_shape(const Context& ctx, KernelFamily family, DType 
 }
 
 LaunchShape launch_shape(const Context& ctx, KernelFamily family, DType type, bool segmented) {
+    return codegen::sized_launch_shape(ctx, family, type, 0, segmented);
+}
+
+LaunchShape codegen::sized_launch_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n,
+                                        bool segmented) {
     if (auto s = codegen::scoped_shape(ctx, family, type, segmented)) return *s;
+    // XGPU_SCAN_TILE, an explicit choice, goes before the database; segmented scans keep a flag
+    // per element (other local memory) and are not tuned.
+    const bool untuned = family == KernelFamily::scan && (segmented || detail::env::scan_tile());
+    if (!untuned)
+        if (auto s = tune::detail::database_shape(ctx, family, type, n)) return *s;
     return default_launch_shape(ctx, family, type, segmented);
+}
+
+bool codegen::shape_fits(const DeviceInfo& d, KernelFamily family, const LaunchShape& shape, DType type,
+                         bool segmented) {
+    try {
+        check(d, family, shape, type, segmented);
+        return true;
+    } catch (const InvalidArgument&) {
+        return false;
+    }
+}
+
+LaunchShape codegen::default_elementwise_shape(const DeviceInfo& d, std::size_t result_size, std::size_t loaded_bytes) {
+    return elementwise(d, result_size, loaded_bytes);
 }
 
 std::size_t codegen::static_local_limit(const DeviceInfo& d) {
@@ -189,8 +214,9 @@ Grid codegen::groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t ro
     return Grid{Range(std::size_t(row_groups) * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
 }
 
-LaunchShape codegen::elementwise_shape(const Context& ctx, DType result, std::size_t loaded_bytes) {
+LaunchShape codegen::elementwise_shape(const Context& ctx, DType result, std::size_t loaded_bytes, std::uint64_t n) {
     if (auto s = scoped_shape(ctx, KernelFamily::elementwise, result)) return *s;
+    if (auto s = tune::detail::database_shape(ctx, KernelFamily::elementwise, result, n)) return *s;
     return elementwise(ctx.device().info(), info(result).size, loaded_bytes);
 }
 

@@ -23,9 +23,21 @@ Grid groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t row_groups 
 // what the backend reports, else OpenCL's minimum of 32 KiB.
 std::size_t static_local_limit(const DeviceInfo& d);
 
-// The shape of an elementwise kernel whose result has type `result` and which loads
-// `loaded_bytes` per element from streamed inputs (each distinct input counted once): the scope's,
-// else the default for that traffic.
-LaunchShape elementwise_shape(const Context& ctx, DType result, std::size_t loaded_bytes);
+// The shape of an elementwise kernel over `n` elements whose result has type `result` and which
+// loads `loaded_bytes` per element from streamed inputs (each distinct input counted once): the
+// scope's, else the tuning database's (per XGPU_AUTOTUNE), else the default for that traffic.
+LaunchShape elementwise_shape(const Context& ctx, DType result, std::size_t loaded_bytes, std::uint64_t n);
+
+// Whether `shape` suits `family` on device `d` for elements of `type` (launch_shape's checks:
+// work-group limits, powers of two, local memory).
+bool shape_fits(const DeviceInfo& d, KernelFamily family, const LaunchShape& shape, DType type, bool segmented = false);
+
+// The default chooser of elementwise kernels for that traffic (no scope, no database).
+LaunchShape default_elementwise_shape(const DeviceInfo& d, std::size_t result_size, std::size_t loaded_bytes);
+
+// launch_shape for a call on `n` elements (0: not known): the scope's, else the tuning database's
+// for n's size bucket (per XGPU_AUTOTUNE), else the default.
+LaunchShape sized_launch_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n,
+                               bool segmented = false);
 
 } // namespace xgpu::codegen

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -16,7 +19,10 @@
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
 #include "../env.hpp"
+#include "../tune/database.hpp"
 #include "packeted.hpp"
+#include "xgpu/random.hpp"
+#include "xgpu/tune.hpp"
 
 namespace xgpu::sparse {
 
@@ -145,6 +151,89 @@ template <Value T> Array<T> contiguous(const Array<T>& a) {
     return a.desc().is_c_contiguous() ? a : a.copy();
 }
 
+// Rows far longer than the mean (power-law degree distributions): what the automatic rule sends
+// to the merge path, and one of the classes the tuning database files formats under.
+bool uneven_rows(const RowStats& s) {
+    return double(s.max) > 16 * s.mean && s.max > 64;
+}
+
+// Set while this thread tunes a format (its products name their format: no lookups).
+thread_local bool tuning_format = false;
+
+// The format the tuning database gives (family "spmv_format") per XGPU_AUTOTUNE, for matrices of
+// these value and index types, this size bucket (nnz), mean row length (as a power of two), even
+// or uneven rows and squareness; none: the automatic rule's `start`. Real values only. Looked up
+// once per class, device and mode, and again only when the database changes.
+template <Value T, Index I> std::optional<Format> tuned_format(const Csr<T, I>& a, Format start) {
+    if constexpr (!std::is_floating_point_v<T>) {
+        return std::nullopt;
+    } else {
+        const tune::Mode m = tune::mode();
+        if (m == tune::Mode::off || tuning_format || a.nnz() == 0) return std::nullopt;
+        const RowStats& s = a.row_stats();
+        const bool square = a.rows() == a.cols();
+        tune::Key key{"spmv_format", 1,
+                      fmt::format("{},{},mean2^{},{}{}", xgpu::name(dtype_v<T>), xgpu::name(dtype_v<I>),
+                                  tune::detail::size_bucket(std::uint64_t(std::max(1.0, std::round(s.mean)))),
+                                  uneven_rows(s) ? "uneven" : "even", square ? "" : ",rectangular"),
+                      std::uint64_t(a.nnz())};
+        const Context& ctx = a.context();
+        using MemoKey = std::tuple<const DeviceInfo*, std::string, int, int>;
+        struct Memo {
+            std::mutex mutex;
+            std::map<MemoKey, std::pair<std::uint64_t, std::optional<Format>>> formats;
+            std::vector<Device> devices; // keeps the DeviceInfo the keys point at alive
+        };
+        static Memo memo;
+        const MemoKey mk{&ctx.device().info(), key.types, tune::detail::size_bucket(key.n), int(m)};
+        const std::uint64_t generation = tune::detail::generation();
+        {
+            std::lock_guard lock(memo.mutex);
+            const auto it = memo.formats.find(mk);
+            if (it != memo.formats.end() && it->second.first == generation) return it->second.second;
+        }
+        tune::Space space;
+        space.params = {{"format", {}}};
+        for (Format f : formats())
+            if (f != Format::automatic) space.params[0].values.push_back(std::int64_t(f));
+        space.valid = [square](const tune::Point& p) { return square || Format(p.at("format")) != Format::packeted; };
+        auto problem = [&a] {
+            Philox gen(a.context(), 20261201);
+            auto x = std::make_shared<Array<T>>(gen.uniform<T>({std::size_t(a.cols())}, T(-1), T(1)));
+            auto y = std::make_shared<Array<T>>(empty<T>(a.context(), {std::size_t(a.rows())}));
+            tune::Problem p;
+            p.prepare = [&a, x, y](const tune::Point& pt) {
+                const Format f = Format(pt.at("format"));
+                return std::function<void()>([&a, x, y, f] { spmv(a, *x, *y, T(1), T(0), f); });
+            };
+            p.result = [y] {
+                const std::vector<T> h = y->get();
+                return std::vector<double>(h.begin(), h.end());
+            };
+            p.tolerance = std::is_same_v<T, float> ? 1e-4 : 1e-10; // sums in another order
+            return p;
+        };
+        // Small matrices are not worth tuning for: they take what the database has.
+        const tune::Mode effective =
+            (m == tune::Mode::on || m == tune::Mode::force) && a.nnz() < (1 << 16) ? tune::Mode::cached : m;
+        tuning_format = true;
+        tune::Selection sel;
+        try {
+            sel = tune::detail::select(effective, ctx, key, space, {{"format", std::int64_t(start)}}, problem, {});
+        } catch (...) {
+            tuning_format = false;
+            throw;
+        }
+        tuning_format = false;
+        std::optional<Format> f;
+        if (sel.source != tune::Source::start) f = Format(sel.point.at("format"));
+        std::lock_guard lock(memo.mutex);
+        memo.formats[mk] = {tune::detail::generation(), f};
+        memo.devices.push_back(ctx.device());
+        return f;
+    }
+}
+
 } // namespace
 
 template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
@@ -163,12 +252,17 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
         // (The uneven rule is Merrill and Garland's observation, not yet measured here on a GPU.)
         const RowStats& s = a.row_stats();
         const bool short_even = s.mean <= 12 && double(s.max) <= 4 * s.mean + 16;
-        const bool uneven = double(s.max) > 16 * s.mean && s.max > 64;
+        const bool uneven = uneven_rows(s);
         return cpu || short_even || s.mean < 1.5 ? Format::csr_scalar
                : uneven                          ? Format::merge_path
                                                  : Format::csr_vector;
     };
-    if (f == Format::automatic) f = automatic();
+    // Automatic: the tuning database's format for this class of matrix (per XGPU_AUTOTUNE; an
+    // XGPU_SPMV_FORMAT set above goes first), else the rule.
+    if (f == Format::automatic) {
+        const Format rule = automatic();
+        f = tuned_format(a, rule).value_or(rule);
+    }
     // Packets hold a row's x entry beside its y entry: only square matrices have packets. Any
     // other runs what automatic picks for it, which the plan shows.
     if (f == Format::packeted && a.rows() != a.cols()) f = automatic();

@@ -1,0 +1,73 @@
+// The tuning database, the module's side: entries in memory (loaded once per cache directory and
+// process) and in tuning.json beside the compile cache, with the fallback chain of lookups.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "xgpu/codegen.hpp"
+#include "xgpu/device.hpp"
+#include "xgpu/tune.hpp"
+
+namespace xgpu::tune::detail {
+
+// Bumped whenever the file's layout changes; a file of another schema is ignored with a warning.
+inline constexpr int schema_version = 1;
+
+// What a device is filed under.
+struct DeviceId {
+    std::string backend, vendor, name, driver, arch;
+};
+DeviceId device_id(const DeviceInfo& d);
+
+// floor(log2 n); 0 for n <= 1.
+int size_bucket(std::uint64_t n);
+
+struct Entry {
+    std::string family;
+    int version = 1;
+    std::string types;
+    DeviceId device;
+    int bucket = 0;
+    Point point;
+    double ms = 0, start_ms = 0; // the winner's and the start point's median times when tuned
+    std::uint64_t n = 0;         // the size it was tuned at
+};
+
+// The entry's key in tuning.json: every field that files it, readable.
+std::string entry_key(const Entry& e);
+
+// The best match for (family, version, types, bucket) on `device`: exact, then the same device
+// under another driver, then the same architecture, then this device's nearest size bucket.
+// Source::database for an exact match, Source::fallback otherwise.
+std::optional<std::pair<Point, Source>> find(const std::string& family, int version, const std::string& types,
+                                             const DeviceId& device, int bucket);
+
+// Adds `e` in memory and writes it to disk (merged with what is there, under the lock file).
+void put(const Entry& e);
+
+// A number that changes whenever what lookups can find changes (a store, an import, a reset):
+// tables that hold lookups in memory check it.
+std::uint64_t generation();
+
+// Whether this process has tuned the entry already (XGPU_AUTOTUNE=force re-tunes once), and
+// marks it so.
+bool first_force(const Entry& e);
+
+// select() under mode `m`.
+Selection select(Mode m, const Context& ctx, const Key& key, const Space& space, const Point& start,
+                 const std::function<Problem()>& make_problem, const Options& options);
+
+// The launch shape of a library family from the database per XGPU_AUTOTUNE, for a call on `n`
+// elements (0: not known, the bucket of 2^22); none: the family's default chooser. Looked up once
+// per device, family, type, bucket and mode, then held in memory.
+std::optional<LaunchShape> database_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n);
+
+// Forgets the shapes database_shape holds (reset() calls it).
+void forget_shapes();
+
+// Forgets everything held in memory, as a new process would start (tests).
+void reset();
+
+} // namespace xgpu::tune::detail
