@@ -7,6 +7,7 @@
 // any other but computes 3x instead of 2x: a wrong variant the tuner must reject.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -50,6 +51,35 @@ struct BusyFamily {
     }
     static tune::Point start() { return {{"A", 1}, {"B", 1}, {"W", 0}}; }
     static tune::Point best() { return {{"A", 3}, {"B", 2}, {"W", 0}}; }
+
+    // Device milliseconds of one launch with the loop at LOOP 0 + extra (median of three, after a
+    // warm-up).
+    double launch_ms(std::uint32_t extra) {
+        const Kernel k = busy.get({{"LOOP", 0}, {"SCALE", "2.0f"}});
+        const Queue q = ctx.current_queue();
+        std::vector<double> ms;
+        for (int r = 0; r < 4; ++r) {
+            const Event e0 = q.marker();
+            k.launch(q, Grid{n}, x, y, 0.0f, extra);
+            const Event e1 = q.marker();
+            e1.wait();
+            if (r > 0) ms.push_back(e0.elapsed_ms(e1));
+        }
+        std::sort(ms.begin(), ms.end());
+        return ms[1];
+    }
+
+    // The loop length whose launch takes about `ms` on this device (a GPU runs the loop about a
+    // hundred times faster than PoCL on two cores, so the tests' costs are set as times).
+    std::uint32_t calibrated(double ms) {
+        std::uint32_t extra = 256;
+        double t = launch_ms(extra);
+        while (t < ms / 4 && extra < (1u << 28)) {
+            extra *= 4;
+            t = launch_ms(extra);
+        }
+        return std::uint32_t(std::clamp(double(extra) * ms / std::max(t, 1e-6), 16.0, double(1u << 30)));
+    }
 
     std::uint32_t loop(const tune::Point& p) const {
         if (p.at("W")) return base / 2;
