@@ -22,7 +22,8 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: " + std::to_string(d.nodes()) + " nodes per field exceed 32-bit indices");
     value_size_ = f64 ? 8 : 4;
     const int np = ref.np, nfn = faces * ref.nfp;
-    epb_ = options_.elements_per_group ? options_.elements_per_group : std::max(1, 128 / np);
+    const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
+    epb_ = options_.elements_per_group ? options_.elements_per_group : std::max(1, (cpu ? 32 : 128) / np);
     const auto& info = ctx.device().info();
     if (std::size_t(epb_) * np > info.max_work_group_size)
         throw xgpu::InvalidArgument("dg: " + std::to_string(epb_) + " elements per group of " + std::to_string(np) +

@@ -21,8 +21,11 @@ extern const char* const maxwell_kernel_source;
 
 struct DeviceOptions {
     std::string precision = "f64"; // f64 or f32
-    // Elements per work-group; 0: enough for about 128 work-items (one per node), a multiple of
-    // the 32- or 64-wide SIMD groups of GPUs at most orders, and few idle items at the tail.
+    // Elements per work-group; 0: enough for about 128 work-items (one per node) on GPUs, several
+    // 32- or 64-wide SIMD groups to hide latency (reasoned, not yet measured on a GPU); about 32 on
+    // CPUs, where PoCL runs a group as a loop on one core: on 2 shared cores, K = 2048, the best of
+    // three runs of volume + surface was N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements per group;
+    // N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms (noisy: the machine was shared).
     int elements_per_group = 0;
     // Dr, Ds and LIFT in local memory. Off by default: they are small and shared by every
     // work-group, so the caches serve them, and local memory is better spent on occupancy.

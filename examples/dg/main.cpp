@@ -64,7 +64,8 @@ int main(int argc, char** argv) try {
     app.add_option("--cfl", s.cfl, "a factor on the stable time step")
         ->check(CLI::Range(1e-6, 1.0))
         ->capture_default_str();
-    app.add_option("--elements-per-group", s.epb, "elements per work-group (0: about 128 work-items)")
+    app.add_option("--elements-per-group", s.epb,
+                   "elements per work-group (0: about 32 work-items on CPUs, 128 on GPUs)")
         ->check(CLI::Range(0, 4096));
     app.add_flag("--local-matrices", s.local_matrices, "stage Dr, Ds and LIFT in local memory");
     CLI11_PARSE(app, argc, argv);

@@ -15,9 +15,9 @@
 namespace dg {
 
 struct Mesh {
-    int k = 0;                                  // elements
-    std::vector<double> vx, vy;                 // vertices
-    std::vector<std::array<int, 3>> etov;       // element -> vertices, counter-clockwise
+    int k = 0;                            // elements
+    std::vector<double> vx, vy;           // vertices
+    std::vector<std::array<int, 3>> etov; // element -> vertices, counter-clockwise
     // Node-major within an element: entry e * np + i is node i of element e.
     std::vector<double> x, y;
     // Per element: rx, sx, ry, sy (constant on a straight-sided triangle) and the Jacobian J.

@@ -62,8 +62,8 @@ Matrix inverse(const Matrix& x) {
 
 double jacobi_p(double x, double alpha, double beta, int n) {
     const double ab = alpha + beta;
-    const double gamma0 = std::pow(2.0, ab + 1) / (ab + 1) * std::tgamma(alpha + 1) * std::tgamma(beta + 1) /
-                          std::tgamma(ab + 1);
+    const double gamma0 =
+        std::pow(2.0, ab + 1) / (ab + 1) * std::tgamma(alpha + 1) * std::tgamma(beta + 1) / std::tgamma(ab + 1);
     double p0 = 1 / std::sqrt(gamma0);
     if (n == 0) return p0;
     const double gamma1 = (alpha + 1) * (beta + 1) / (ab + 3) * gamma0;
@@ -71,8 +71,8 @@ double jacobi_p(double x, double alpha, double beta, int n) {
     double a_old = 2 / (2 + ab) * std::sqrt((alpha + 1) * (beta + 1) / (ab + 3));
     for (int i = 1; i < n; ++i) {
         const double h1 = 2 * i + ab;
-        const double a_new = 2 / (h1 + 2) *
-                             std::sqrt((i + 1) * (i + 1 + ab) * (i + 1 + alpha) * (i + 1 + beta) / (h1 + 1) / (h1 + 3));
+        const double a_new =
+            2 / (h1 + 2) * std::sqrt((i + 1) * (i + 1 + ab) * (i + 1 + alpha) * (i + 1 + beta) / (h1 + 1) / (h1 + 3));
         const double b_new = -(alpha * alpha - beta * beta) / h1 / (h1 + 2);
         const double p2 = (-a_old * p0 + (x - b_new) * p1) / a_new;
         p0 = p1;

@@ -38,10 +38,10 @@ inline constexpr int max_order = 8;
 inline constexpr int faces = 3;
 
 struct ReferenceElement {
-    int order = 0, np = 0, nfp = 0; // N, (N+1)(N+2)/2 nodes, N+1 nodes per face
-    std::vector<double> r, s;       // the nodes
+    int order = 0, np = 0, nfp = 0;            // N, (N+1)(N+2)/2 nodes, N+1 nodes per face
+    std::vector<double> r, s;                  // the nodes
     std::array<std::vector<int>, faces> fmask; // the nodes on faces s = -1, r + s = 0, r = -1
-    Matrix v, dr, ds, lift, mass;   // Vandermonde (np x np), Dr, Ds (np x np), LIFT (np x 3 nfp), M
+    Matrix v, dr, ds, lift, mass;              // Vandermonde (np x np), Dr, Ds (np x np), LIFT (np x 3 nfp), M
 };
 
 // Throws std::invalid_argument for an order outside 1..max_order.
