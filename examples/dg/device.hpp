@@ -46,6 +46,7 @@ struct KernelCost {
 
 class DeviceMaxwell {
 public:
+    // Keeps a pointer to `d`, which must outlive the operator.
     DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options = {});
 
     void set_state(const std::vector<double>& q);

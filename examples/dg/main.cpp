@@ -73,7 +73,9 @@ int main(int argc, char** argv) try {
     const auto disc = dg::make_discretization(s.order, s.mesh, s.perturb);
     auto ctx = xgpu::Context::from_env();
     dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices});
-    const auto [dt, steps] = dg::time_steps(disc, s.final_time, s.cfl);
+    const auto timing = dg::time_steps(disc, s.final_time, s.cfl);
+    const double dt = timing.dt; // not a structured binding: lambdas below capture it
+    const long steps = timing.steps;
     const int m = s.mode[0], n = s.mode[1];
     const auto q0 = dg::cavity_mode(disc, m, n, 0);
     op.set_state(q0);
