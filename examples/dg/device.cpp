@@ -163,7 +163,7 @@ void DeviceMaxwell::step(double dt) const {
 
 KernelCost DeviceMaxwell::volume_cost() const {
     const double np = d_->ref.np, k = k_, w = double(value_size_);
-    return {k * np * (12 * np + 11), w * (k * (6 * np + 4) + 2 * np * np)};
+    return {k * np * (12 * np + 14), w * (k * (6 * np + 4) + 2 * np * np)};
 }
 
 KernelCost DeviceMaxwell::surface_cost() const {

@@ -28,12 +28,14 @@ struct DeviceOptions {
     // N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms (noisy: the machine was shared).
     int elements_per_group = 0;
     // Dr, Ds and LIFT in local memory. Off by default: they are small and shared by every
-    // work-group, so the caches serve them, and local memory is better spent on occupancy.
+    // work-group, so the caches serve them, and local memory is better spent on occupancy. On
+    // PoCL (same runs as above) the local copy was slower at small groups (one element: N = 4
+    // 1.05 against 0.76 ms, N = 7 8.0 against 4.8 ms) and within noise at 16 elements.
     bool matrices_in_local = false;
 };
 
 // The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
-//   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 11 for the
+//   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 14 for the
 //            chain rule; reads 3 fields + 4 geometric factors per element, writes 3 fields.
 //   surface: per face node 3 jumps, the normal jump and 3 scaled fluxes = 24 flops; per node
 //            3 NFN multiply-adds (LIFT) + 3 adds = 6 NFN + 3 flops; reads vmapM, vmapP (int32), 6
