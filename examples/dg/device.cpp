@@ -1,0 +1,180 @@
+#include "device.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace dg {
+
+DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options)
+    : ctx_(ctx), queue_(ctx.queue()), d_(&d), options_(std::move(options)) {
+    const auto& ref = d.ref;
+    const auto& mesh = d.mesh;
+    const bool f64 = options_.precision == "f64";
+    if (!f64 && options_.precision != "f32")
+        throw xgpu::InvalidArgument("dg: precision '" + options_.precision + "' is neither f32 nor f64");
+    if (f64 && !ctx.device().has_fp64())
+        throw xgpu::InvalidArgument("dg: precision f64 on " + ctx.device().name() + ", which has no double precision");
+    if (options_.elements_per_group < 0)
+        throw xgpu::InvalidArgument("dg: elements per group " + std::to_string(options_.elements_per_group) + " < 0");
+    if (double(fields) * double(d.nodes()) > double(std::numeric_limits<std::int32_t>::max()))
+        throw xgpu::InvalidArgument("dg: " + std::to_string(d.nodes()) + " nodes per field exceed 32-bit indices");
+    value_size_ = f64 ? 8 : 4;
+    const int np = ref.np, nfn = faces * ref.nfp;
+    const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
+    epb_ = options_.elements_per_group ? options_.elements_per_group : std::max(1, (cpu ? 32 : 128) / np);
+    const auto& info = ctx.device().info();
+    if (std::size_t(epb_) * np > info.max_work_group_size)
+        throw xgpu::InvalidArgument("dg: " + std::to_string(epb_) + " elements per group of " + std::to_string(np) +
+                                    " nodes exceed the device's work-group size " +
+                                    std::to_string(info.max_work_group_size));
+    const std::size_t local_volume =
+        value_size_ * (3 * std::size_t(epb_) * np + (options_.matrices_in_local ? 2 * std::size_t(np) * np : 0));
+    const std::size_t local_surface =
+        value_size_ * (3 * std::size_t(epb_) * nfn + (options_.matrices_in_local ? std::size_t(nfn) * np : 0));
+    if (std::max(local_volume, local_surface) > info.static_local_memory)
+        throw xgpu::InvalidArgument("dg: the kernels need " + std::to_string(std::max(local_volume, local_surface)) +
+                                    " bytes of local memory, the device offers " +
+                                    std::to_string(info.static_local_memory));
+    k_ = mesh.k;
+    knp_ = std::int32_t(d.nodes());
+
+    const xgpu::KernelTemplate::Parameters params{{"T", f64 ? "double" : "float"},
+                                                  {"NP", np},
+                                                  {"NFP", ref.nfp},
+                                                  {"EPB", epb_},
+                                                  {"MAT_LOCAL", options_.matrices_in_local ? 1 : 0}};
+    // One source, so the three kernels come from one compiled program (the context caches it).
+    volume_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_volume").get(params);
+    surface_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_surface").get(params);
+    update_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_update").get(params);
+
+    dr_ = upload(transpose(ref.dr).a);
+    ds_ = upload(transpose(ref.ds).a);
+    lift_ = upload(transpose(ref.lift).a);
+    std::vector<double> vgeo(4 * std::size_t(k_)), sgeo(3 * std::size_t(k_) * faces);
+    for (int e = 0; e < k_; ++e) {
+        const auto i = std::size_t(e);
+        vgeo[4 * i] = mesh.rx[i];
+        vgeo[4 * i + 1] = mesh.sx[i];
+        vgeo[4 * i + 2] = mesh.ry[i];
+        vgeo[4 * i + 3] = mesh.sy[i];
+    }
+    for (std::size_t f = 0; f < std::size_t(k_) * faces; ++f) {
+        sgeo[3 * f] = mesh.nx[f];
+        sgeo[3 * f + 1] = mesh.ny[f];
+        sgeo[3 * f + 2] = 0.5 * mesh.fscale[f];
+    }
+    vgeo_ = upload(vgeo);
+    sgeo_ = upload(sgeo);
+    const std::size_t map_bytes = mesh.vmap_m.size() * sizeof(std::int32_t);
+    vmap_m_ = ctx.alloc(map_bytes);
+    vmap_p_ = ctx.alloc(map_bytes);
+    queue_.write(vmap_m_, mesh.vmap_m.data(), map_bytes);
+    queue_.write(vmap_p_, mesh.vmap_p.data(), map_bytes);
+    const std::size_t state_bytes = fields * d.nodes() * value_size_;
+    q_ = ctx.alloc(state_bytes);
+    rhs_ = ctx.alloc(state_bytes);
+    res_ = ctx.alloc(state_bytes);
+    for (const auto* b : {&q_, &rhs_, &res_}) {
+        if (f64)
+            queue_.fill(*b, 0.0);
+        else
+            queue_.fill(*b, 0.0f);
+    }
+}
+
+xgpu::Buffer DeviceMaxwell::upload(const std::vector<double>& values) const {
+    auto b = ctx_.alloc(values.size() * value_size_);
+    if (value_size_ == 8) {
+        queue_.write(b, values.data(), values.size() * 8);
+    } else {
+        const std::vector<float> f(values.begin(), values.end());
+        queue_.write(b, f.data(), f.size() * 4);
+    }
+    return b;
+}
+
+std::vector<double> DeviceMaxwell::download(const xgpu::Buffer& b, std::size_t n) const {
+    std::vector<double> out(n);
+    if (value_size_ == 8) {
+        queue_.read(b, out.data(), n * 8);
+    } else {
+        std::vector<float> f(n);
+        queue_.read(b, f.data(), n * 4);
+        std::copy(f.begin(), f.end(), out.begin());
+    }
+    return out;
+}
+
+void DeviceMaxwell::set_state(const std::vector<double>& q) {
+    const std::size_t n = fields * d_->nodes();
+    if (q.size() != n)
+        throw xgpu::InvalidArgument("dg: a state of " + std::to_string(q.size()) + " values, expected " +
+                                    std::to_string(n));
+    if (value_size_ == 8) {
+        queue_.write(q_, q.data(), n * 8);
+        queue_.fill(res_, 0.0);
+    } else {
+        const std::vector<float> f(q.begin(), q.end());
+        queue_.write(q_, f.data(), n * 4);
+        queue_.fill(res_, 0.0f);
+    }
+}
+
+std::vector<double> DeviceMaxwell::state() const {
+    return download(q_, fields * d_->nodes());
+}
+std::vector<double> DeviceMaxwell::rhs_values() const {
+    return download(rhs_, fields * d_->nodes());
+}
+
+void DeviceMaxwell::volume() const {
+    const std::size_t groups = (std::size_t(k_) + epb_ - 1) / epb_, local = std::size_t(epb_) * d_->ref.np;
+    volume_.launch(queue_, xgpu::Grid{groups * local, local}, k_, knp_, dr_, ds_, vgeo_, q_, rhs_);
+}
+
+void DeviceMaxwell::surface() const {
+    const std::size_t groups = (std::size_t(k_) + epb_ - 1) / epb_, local = std::size_t(epb_) * d_->ref.np;
+    surface_.launch(queue_, xgpu::Grid{groups * local, local}, k_, knp_, lift_, sgeo_, vmap_m_, vmap_p_, q_, rhs_);
+}
+
+void DeviceMaxwell::update(double a, double b, double dt) const {
+    const std::int32_t n = fields * knp_;
+    const std::size_t local = 256, global = (std::size_t(n) + local - 1) / local * local;
+    if (value_size_ == 8)
+        update_.launch(queue_, xgpu::Grid{global, local}, n, a, b, dt, q_, res_, rhs_);
+    else
+        update_.launch(queue_, xgpu::Grid{global, local}, n, float(a), float(b), float(dt), q_, res_, rhs_);
+}
+
+void DeviceMaxwell::rhs() const {
+    volume();
+    surface();
+}
+
+void DeviceMaxwell::step(double dt) const {
+    for (int stage = 0; stage < 5; ++stage) {
+        rhs();
+        update(rk4a[stage], rk4b[stage], dt);
+    }
+}
+
+KernelCost DeviceMaxwell::volume_cost() const {
+    const double np = d_->ref.np, k = k_, w = double(value_size_);
+    return {k * np * (12 * np + 14), w * (k * (6 * np + 4) + 2 * np * np)};
+}
+
+KernelCost DeviceMaxwell::surface_cost() const {
+    const double np = d_->ref.np, nfn = faces * d_->ref.nfp, k = k_, w = double(value_size_);
+    return {k * (nfn * 24 + np * (6 * nfn + 3)),
+            k * (nfn * (2 * 4 + 6 * w) + faces * 3 * w + 6 * np * w) + w * nfn * np};
+}
+
+KernelCost DeviceMaxwell::update_cost() const {
+    const double n = fields * double(knp_);
+    return {5 * n, 5 * n * double(value_size_)};
+}
+
+} // namespace dg

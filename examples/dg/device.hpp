@@ -1,0 +1,91 @@
+// The DG Maxwell operator on an xgpu device: the state, the right-hand side and the RK stages in
+// device buffers, the three kernels of maxwell_kernels.cpp compiled for this order and precision.
+//
+//   dg::DeviceMaxwell op(ctx, disc, {.precision = "f32"});
+//   op.set_state(dg::cavity_mode(disc, 1, 1, 0));
+//   for (long s = 0; s < steps; ++s) op.step(dt);
+//   auto q = op.state();
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <xgpu/template.hpp>
+#include <xgpu/xgpu.hpp>
+
+#include "maxwell.hpp"
+
+namespace dg {
+
+extern const char* const maxwell_kernel_source;
+
+struct DeviceOptions {
+    std::string precision = "f64"; // f64 or f32
+    // Elements per work-group; 0: enough for about 128 work-items (one per node) on GPUs, several
+    // 32- or 64-wide SIMD groups to hide latency (reasoned, not yet measured on a GPU); about 32 on
+    // CPUs, where PoCL runs a group as a loop on one core: on 2 shared cores, K = 2048, the best of
+    // three runs of volume + surface was N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements per group;
+    // N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms (noisy: the machine was shared).
+    int elements_per_group = 0;
+    // Dr, Ds and LIFT in local memory. Off by default: they are small and shared by every
+    // work-group, so the caches serve them, and local memory is better spent on occupancy. On
+    // PoCL (same runs as above) the local copy was slower at small groups (one element: N = 4
+    // 1.05 against 0.76 ms, N = 7 8.0 against 4.8 ms) and within noise at 16 elements.
+    bool matrices_in_local = false;
+};
+
+// The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
+//   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 14 for the
+//            chain rule; reads 3 fields + 4 geometric factors per element, writes 3 fields.
+//   surface: per face node 3 jumps, the normal jump and 3 scaled fluxes = 24 flops; per node
+//            3 NFN multiply-adds (LIFT) + 3 adds = 6 NFN + 3 flops; reads vmapM, vmapP (int32), 6
+//            field values (inside and outside), 3 face factors per face, and rhs, writes rhs.
+//   update : per value 5 flops (a res + dt rhs, q + b res); reads q, res, rhs, writes q, res.
+// The operator matrices are counted once per call (they come from the caches after that).
+struct KernelCost {
+    double flops = 0, bytes = 0;
+};
+
+class DeviceMaxwell {
+public:
+    // Keeps a pointer to `d`, which must outlive the operator.
+    DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options = {});
+
+    void set_state(const std::vector<double>& q);
+    std::vector<double> state() const;
+    std::vector<double> rhs_values() const;
+
+    // rhs = L(q): the volume kernel, then the surface kernel.
+    void rhs() const;
+    // One time step: five stages of rhs() and the update.
+    void step(double dt) const;
+
+    // The kernels one at a time (for timing).
+    void volume() const;
+    void surface() const;
+    void update(double a, double b, double dt) const;
+
+    KernelCost volume_cost() const;
+    KernelCost surface_cost() const;
+    KernelCost update_cost() const;
+
+    const xgpu::Context& context() const { return ctx_; }
+    const DeviceOptions& options() const { return options_; }
+    int elements_per_group() const { return epb_; }
+
+private:
+    xgpu::Context ctx_;
+    xgpu::Queue queue_;
+    const Discretization* d_;
+    DeviceOptions options_;
+    int epb_ = 1;
+    std::size_t value_size_ = 8;
+    std::int32_t k_ = 0, knp_ = 0;
+    xgpu::Kernel volume_, surface_, update_;
+    xgpu::Buffer q_, rhs_, res_, dr_, ds_, lift_, vgeo_, sgeo_, vmap_m_, vmap_p_;
+
+    xgpu::Buffer upload(const std::vector<double>& values) const;
+    std::vector<double> download(const xgpu::Buffer& b, std::size_t n) const;
+};
+
+} // namespace dg

@@ -1,0 +1,128 @@
+// The device kernels of the DG Maxwell operator, in the xgpu dialect: one source, compiled per
+// order and precision by xgpu::KernelTemplate with
+//   T          float or double
+//   NP, NFP    nodes per element (N+1)(N+2)/2 and per face N+1
+//   EPB        elements per work-group (the work-group is EPB * NP work-items, one per node)
+//   MAT_LOCAL  1: Dr, Ds (or LIFT) are copied into local memory per work-group; 0: read from
+//              global memory, where every work-group reads the same few kilobytes (the caches
+//              hold them)
+//
+// Layout: a state is three blocks (Hx, Hy, Ez) of K * NP values, element-major with an element's
+// nodes contiguous. Consecutive work-items take consecutive nodes of consecutive elements, so
+// every load and store of a field is one contiguous run per work-group (coalesced). The operator
+// matrices are stored transposed (column m of Dr is contiguous), so that at each step m of the
+// matrix-vector loop the work-items of an element read NP consecutive entries, not a stride of NP.
+// Each work-group first stages its elements' fields (volume) or face fluxes (surface) in local
+// memory, since every node of an element reads all of them.
+#include "device.hpp"
+
+namespace dg {
+
+const char* const maxwell_kernel_source = R"(
+#define NFN (3 * NFP)
+#define GROUP (EPB * NP)
+#if MAT_LOCAL
+#define MAT(local_copy, global_copy) local_copy
+#else
+#define MAT(local_copy, global_copy) global_copy
+#endif
+
+/* rhs = the volume terms: Hx' = -dEz/dy, Hy' = dEz/dx, Ez' = dHy/dx - dHx/dy, with
+ * d/dx = rx d/dr + sx d/ds and d/dy = ry d/dr + sy d/ds (vgeo: rx, sx, ry, sy per element). */
+XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+    XGPU_LOCAL T s_hx[GROUP], s_hy[GROUP], s_ez[GROUP];
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
+    const int32_t k = (int32_t)XGPU_GROUP_ID(0) * EPB + e, g = k * NP + n;
+#if MAT_LOCAL
+    XGPU_LOCAL T s_dr[NP * NP], s_ds[NP * NP];
+    for (int32_t i = l; i < NP * NP; i += GROUP) {
+        s_dr[i] = drT[i];
+        s_ds[i] = dsT[i];
+    }
+#endif
+    if (k < K) {
+        s_hx[l] = q[g];
+        s_hy[l] = q[KNP + g];
+        s_ez[l] = q[2 * KNP + g];
+    }
+    XGPU_BARRIER();
+    if (k >= K) return;
+    const int32_t b = e * NP;
+    T dr_hx = 0, ds_hx = 0, dr_hy = 0, ds_hy = 0, dr_ez = 0, ds_ez = 0;
+    for (int32_t m = 0; m < NP; ++m) {
+        const T a = MAT(s_dr, drT)[m * NP + n], c = MAT(s_ds, dsT)[m * NP + n];
+        const T hx = s_hx[b + m], hy = s_hy[b + m], ez = s_ez[b + m];
+        dr_hx += a * hx;
+        ds_hx += c * hx;
+        dr_hy += a * hy;
+        ds_hy += c * hy;
+        dr_ez += a * ez;
+        ds_ez += c * ez;
+    }
+    const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
+    rhs[g] = -(ry * dr_ez + sy * ds_ez);
+    rhs[KNP + g] = rx * dr_ez + sx * ds_ez;
+    rhs[2 * KNP + g] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx);
+}
+
+/* rhs += LIFT (Fscale/2 * upwind flux). Face node j of element k compares q at vmapM (its own
+ * node) and vmapP (the neighbour's; the same node on the wall, where the mirror state
+ * Ez+ = -Ez-, H+ = H- applies). sgeo: nx, ny, Fscale / 2 per element face. */
+XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT liftT,
+                            XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
+                            XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
+                            XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+    XGPU_LOCAL T f_hx[EPB * NFN], f_hy[EPB * NFN], f_ez[EPB * NFN];
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
+    const int32_t k = (int32_t)XGPU_GROUP_ID(0) * EPB + e, g = k * NP + n;
+#if MAT_LOCAL
+    XGPU_LOCAL T s_lift[NFN * NP];
+    for (int32_t i = l; i < NFN * NP; i += GROUP)
+        s_lift[i] = liftT[i];
+#endif
+    if (k < K) {
+        for (int32_t j = n; j < NFN; j += NP) {
+            const int32_t id = k * NFN + j, f = 3 * k + j / NFP;
+            const int32_t m = vmapM[id], p = vmapP[id];
+            T dhx = 0, dhy = 0, dez = 2 * q[2 * KNP + m];
+            if (m != p) {
+                dhx = q[m] - q[p];
+                dhy = q[KNP + m] - q[KNP + p];
+                dez = q[2 * KNP + m] - q[2 * KNP + p];
+            }
+            const T nx = sgeo[3 * f], ny = sgeo[3 * f + 1], fs = sgeo[3 * f + 2];
+            const T ndh = nx * dhx + ny * dhy;
+            f_hx[e * NFN + j] = fs * (ny * dez + ndh * nx - dhx);
+            f_hy[e * NFN + j] = fs * (-nx * dez + ndh * ny - dhy);
+            f_ez[e * NFN + j] = fs * (-nx * dhy + ny * dhx - dez);
+        }
+    }
+    XGPU_BARRIER();
+    if (k >= K) return;
+    T a_hx = 0, a_hy = 0, a_ez = 0;
+    for (int32_t j = 0; j < NFN; ++j) {
+        const T L = MAT(s_lift, liftT)[j * NP + n];
+        a_hx += L * f_hx[e * NFN + j];
+        a_hy += L * f_hy[e * NFN + j];
+        a_ez += L * f_ez[e * NFN + j];
+    }
+    rhs[g] += a_hx;
+    rhs[KNP + g] += a_hy;
+    rhs[2 * KNP + g] += a_ez;
+}
+
+/* One stage of the low-storage RK: res = a res + dt rhs; q += b res (all three fields at once). */
+XGPU_KERNEL void dg_update(const int32_t n, const T a, const T b, const T dt, XGPU_GLOBAL T* XGPU_RESTRICT q,
+                           XGPU_GLOBAL T* XGPU_RESTRICT res, XGPU_GLOBAL const T* XGPU_RESTRICT rhs) {
+    const int32_t i = (int32_t)XGPU_GLOBAL_ID(0);
+    if (i < n) {
+        const T r = a * res[i] + dt * rhs[i];
+        res[i] = r;
+        q[i] += b * r;
+    }
+}
+)";
+
+} // namespace dg

@@ -1,0 +1,179 @@
+// The DG Maxwell example (examples/dg): the device right-hand side against the host reference,
+// energy under the upwind flux, the device time stepping against the host's, and h- and
+// p-convergence to the exact cavity mode.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "support.hpp"
+
+namespace {
+
+std::vector<double> random_state(const dg::Discretization& d) {
+    return xgpu::test::random_vector<double>(dg::fields * d.nodes(), -1.0, 1.0);
+}
+
+double max_abs(const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v)
+        m = std::max(m, std::abs(x));
+    return m;
+}
+
+double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
+    double m = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        m = std::max(m, std::abs(a[i] - b[i]));
+    return m;
+}
+
+// The L2 error at `final_time` of the cavity mode (1, 1) stepped on the device in f64 where it has
+// double precision, else on the host.
+double cavity_error(const xgpu::Context& ctx, int order, int mesh, double perturb, double final_time) {
+    const auto d = dg::make_discretization(order, mesh, perturb);
+    auto q = dg::cavity_mode(d, 1, 1, 0);
+    const auto [dt, steps] = dg::time_steps(d, final_time);
+    if (ctx.device().has_fp64()) {
+        dg::DeviceMaxwell op(ctx, d);
+        op.set_state(q);
+        for (long s = 0; s < steps; ++s)
+            op.step(dt);
+        q = op.state();
+    } else {
+        dg::host_integrate(d, q, dt, steps);
+    }
+    return dg::l2_difference(d, q, dg::cavity_mode(d, 1, 1, final_time));
+}
+
+} // namespace
+
+TEST_CASE("dg: the reference element", "[dg]") {
+    for (int order = 1; order <= dg::max_order; ++order) {
+        const auto ref = dg::make_reference_element(order);
+        INFO("order " << order);
+        REQUIRE(ref.np == (order + 1) * (order + 2) / 2);
+        // Dr and Ds differentiate the polynomials of degree N exactly: here x^a y^b, a + b <= N.
+        for (int a = 0; a <= order; ++a)
+            for (int b = 0; a + b <= order; ++b) {
+                double worst = 0;
+                for (int i = 0; i < ref.np; ++i) {
+                    double dr = 0, ds = 0;
+                    for (int j = 0; j < ref.np; ++j) {
+                        const double u = std::pow(ref.r[std::size_t(j)], a) * std::pow(ref.s[std::size_t(j)], b);
+                        dr += ref.dr(i, j) * u;
+                        ds += ref.ds(i, j) * u;
+                    }
+                    const double r = ref.r[std::size_t(i)], s = ref.s[std::size_t(i)];
+                    const double want_r = a ? a * std::pow(r, a - 1) * std::pow(s, b) : 0;
+                    const double want_s = b ? b * std::pow(r, a) * std::pow(s, b - 1) : 0;
+                    worst = std::max({worst, std::abs(dr - want_r), std::abs(ds - want_s)});
+                }
+                CHECK(worst < 1e-10);
+            }
+        // The mass matrix integrates 1 to the triangle's area, 2.
+        double area = 0;
+        for (double m : ref.mass.a)
+            area += m;
+        CHECK(std::abs(area - 2) < 1e-12);
+    }
+    CHECK_THROWS_AS(dg::make_reference_element(0), std::invalid_argument);
+    CHECK_THROWS_AS(dg::make_reference_element(dg::max_order + 1), std::invalid_argument);
+    const auto ref = dg::make_reference_element(2);
+    CHECK_THROWS_AS(dg::make_square_mesh(ref, 0), std::invalid_argument);
+    CHECK_THROWS_AS(dg::make_square_mesh(ref, 2, 0.5), std::invalid_argument);
+}
+
+TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        std::vector<std::string> precisions{"f32"};
+        if (ctx.device().has_fp64()) precisions.push_back("f64");
+        for (int order = 1; order <= 6; ++order) {
+            const auto d = dg::make_discretization(order, 3, 0.2);
+            const auto q = random_state(d);
+            std::vector<double> want;
+            dg::host_rhs(d, q, want);
+            const double scale = max_abs(want);
+            std::vector<dg::DeviceOptions> variants;
+            for (const auto& p : precisions)
+                variants.push_back({p});
+            // The granularity parameters: several elements per group, with the matrices in local
+            // memory and without, each leaving a partial group at the end (18 elements).
+            if (ctx.device().has_fp64() && (order == 2 || order == 5)) {
+                variants.push_back({"f64", 5, true});
+                variants.push_back({"f64", 4, false});
+            }
+            for (const auto& v : variants) {
+                dg::DeviceMaxwell op(ctx, d, v);
+                op.set_state(q);
+                op.rhs();
+                const auto got = op.rhs_values();
+                const double tol = v.precision == "f64" ? 1e-13 : 1e-5;
+                INFO("order " << order << ", " << v.precision << ", " << op.elements_per_group()
+                              << " elements per group, local matrices " << v.matrices_in_local << ": max |rhs| "
+                              << scale << ", max difference " << max_diff(got, want));
+                CHECK(max_diff(got, want) <= tol * scale);
+            }
+        }
+    }
+}
+
+TEST_CASE("dg: energy does not grow under the upwind flux, and the device steps as the host does", "[dg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        std::vector<std::string> precisions{"f32"};
+        if (ctx.device().has_fp64()) precisions.push_back("f64");
+        const auto d = dg::make_discretization(3, 3, 0.2);
+        const auto q0 = random_state(d); // rough data: its jumps are what the upwind flux dissipates
+        const auto [dt, steps] = dg::time_steps(d, 0.3);
+        auto host = q0;
+        dg::host_integrate(d, host, dt, steps);
+        for (const auto& precision : precisions) {
+            const bool f64 = precision == "f64";
+            dg::DeviceMaxwell op(ctx, d, {precision});
+            op.set_state(q0);
+            const double e0 = dg::energy(d, q0);
+            double previous = e0;
+            for (long s = 0; s < steps; ++s) {
+                op.step(dt);
+                const double e = dg::energy(d, op.state());
+                INFO(precision << ", step " << s + 1 << " of " << steps << ": energy " << previous << " -> " << e);
+                CHECK(e <= previous * (1 + (f64 ? 1e-13 : 1e-6)));
+                previous = e;
+            }
+            CHECK(previous < 0.9 * e0);
+            const auto device = op.state();
+            INFO(precision << ": max |q| " << max_abs(host) << ", device - host " << max_diff(device, host));
+            CHECK(max_diff(device, host) <= (f64 ? 1e-12 : 1e-4) * max_abs(host));
+        }
+    }
+}
+
+TEST_CASE("dg: h-convergence at order N + 1 on perturbed meshes", "[dg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        for (int order = 1; order <= 5; ++order) {
+            // The two finest meshes; order 5 needs a finer pair to leave the pre-asymptotic range.
+            const int coarse = order == 5 ? 6 : 4, fine = 2 * coarse;
+            const double e1 = cavity_error(ctx, order, coarse, 0.1, 0.5);
+            const double e2 = cavity_error(ctx, order, fine, 0.1, 0.5);
+            const double observed = std::log2(e1 / e2);
+            INFO("order " << order << ": error " << e1 << " on M = " << coarse << ", " << e2 << " on M = " << fine
+                          << ", observed order " << observed);
+            CHECK(observed >= order + 0.8);
+        }
+    }
+}
+
+TEST_CASE("dg: p-convergence: the error falls 10x per two orders until rounding", "[dg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        std::vector<double> error(dg::max_order + 1);
+        for (int order = 1; order <= dg::max_order; ++order)
+            error[std::size_t(order)] = cavity_error(ctx, order, 4, 0.1, 0.5);
+        for (int order = 1; order + 2 <= dg::max_order; ++order) {
+            const double a = error[std::size_t(order)], b = error[std::size_t(order) + 2];
+            INFO("order " << order << ": " << a << ", order " << order + 2 << ": " << b);
+            if (b < 1e-11) break; // rounding
+            CHECK(a >= 10 * b);
+        }
+    }
+}
