@@ -109,16 +109,28 @@ std::vector<std::string> probes(const std::string& backend, std::uint32_t base, 
         ps.push_back(::popen(cmd.c_str(), "r"));
         REQUIRE(ps.back());
     }
-    std::vector<std::string> outs;
-    for (std::FILE* p : ps) {
+    const auto gather = [](std::FILE* p) {
         char line[4096];
         std::string out;
         while (std::fgets(line, sizeof line, p))
             out += line;
         ::pclose(p);
-        outs.push_back(out);
-    }
+        return out;
+    };
+    std::vector<std::string> outs;
+    for (std::FILE* p : ps)
+        outs.push_back(gather(p));
     return outs;
+}
+
+// Whether a probe process could not open the device this process tests (NVIDIA's OpenCL on the
+// H200 machine, 2026-12-01: a new process's loader listed only the other platforms while this
+// process held a context, on two machines of three; CUDA and PoCL open it). The cross-process
+// checks are then skipped on that device, with a warning.
+bool device_unavailable(const std::vector<std::string>& outs) {
+    for (const auto& out : outs)
+        if (out.find("matches no opencl device") != std::string::npos) return true;
+    return false;
 }
 
 tune::Key busy_key(const std::string& name = "busy") {
@@ -244,6 +256,10 @@ TEST_CASE("the database survives a new process: the second run times nothing") {
         // (Which variant wins is the first test's business; here, what is kept.)
         ::setenv("XGPU_AUTOTUNE", "on", 1);
         const auto first = probes(ctx.backend(), quick_loop, {""});
+        if (device_unavailable(first)) {
+            WARN(ctx.device().name() << ": a new process cannot open the device; not checked here");
+            continue;
+        }
         const std::string tuned = "busy tuned timed=";
         REQUIRE_THAT(first[0], Contains(tuned));
         const std::string point = first[0].substr(first[0].find(' ', tuned.size()) + 1); // "A=.. B=.. W=..\n"
@@ -307,10 +323,12 @@ TEST_CASE("a corrupt or truncated database costs a warning and a new tuning") {
             CHECK(w.any("not valid JSON"));
         }
         SECTION("an entry edited without its checksum") {
+            // The stored point's A changed to another value (which A won depends on the device).
             std::string bad = good;
-            const auto at = bad.find("\"A\": 3");
+            const auto at = bad.find("\"A\": ");
             REQUIRE(at != std::string::npos);
-            bad.replace(at, 6, "\"A\": 4");
+            char& digit = bad[at + 5];
+            digit = digit == '4' ? '1' : char(digit + 1);
             std::ofstream(TempDb::file()) << bad;
             tune::detail::reset();
             Warnings w;
@@ -370,7 +388,10 @@ TEST_CASE("eight processes tuning the same key at once: one consistent entry, no
         ::setenv("XGPU_AUTOTUNE", "on", 1);
         // Warm the compile cache on disk first, so that eight cold compiles on two cores do not
         // dominate the test.
-        probes(ctx.backend(), quick_loop, {""});
+        if (device_unavailable(probes(ctx.backend(), quick_loop, {""}))) {
+            WARN(ctx.device().name() << ": a new process cannot open the device; not checked here");
+            continue;
+        }
         std::error_code ec;
         fs::remove(TempDb::file(), ec);
         std::vector<std::string> tags;
