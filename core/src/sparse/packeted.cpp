@@ -6,6 +6,7 @@
 #include "packeted.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -161,17 +162,32 @@ template <Value T, Index I> void spmv_packeted(const SpmvCall<T, I>& c) {
     const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
-    const Grid grid = codegen::groups_grid(l->packets, wg);
-    if (dynamic)
-        packets.launch(q, grid, d(l->packet_ptr).buffer, o(l->packet_ptr), d(l->perm).buffer, o(l->perm),
-                       d(l->slot_ptr).buffer, o(l->slot_ptr), d(l->thread_steps).buffer, o(l->thread_steps),
-                       d(l->local).buffer, o(l->local), d(l->values).buffer, o(l->values), d(c.x).buffer, o(c.x),
-                       d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, l->packets, slice, slice);
-    else
-        packets.launch(q, grid, d(l->packet_ptr).buffer, o(l->packet_ptr), d(l->perm).buffer, o(l->perm),
-                       d(l->slot_ptr).buffer, o(l->slot_ptr), d(l->thread_steps).buffer, o(l->thread_steps),
-                       d(l->local).buffer, o(l->local), d(l->values).buffer, o(l->values), d(c.x).buffer, o(c.x),
-                       d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero, l->packets);
+    using xgpu::detail::make_arg;
+    std::vector<xgpu::detail::KernelArg> args{make_arg(d(l->packet_ptr).buffer),
+                                              make_arg(o(l->packet_ptr)),
+                                              make_arg(d(l->perm).buffer),
+                                              make_arg(o(l->perm)),
+                                              make_arg(d(l->slot_ptr).buffer),
+                                              make_arg(o(l->slot_ptr)),
+                                              make_arg(d(l->thread_steps).buffer),
+                                              make_arg(o(l->thread_steps)),
+                                              make_arg(d(l->local).buffer),
+                                              make_arg(o(l->local)),
+                                              make_arg(d(l->values).buffer),
+                                              make_arg(o(l->values)),
+                                              make_arg(d(c.x).buffer),
+                                              make_arg(o(c.x)),
+                                              make_arg(d(c.y).buffer),
+                                              make_arg(o(c.y)),
+                                              make_arg(c.alpha),
+                                              make_arg(c.beta),
+                                              make_arg(beta_zero),
+                                              make_arg(l->packets)};
+    if (dynamic) { // the x and y slices as local-memory parameters
+        args.push_back(make_arg(slice));
+        args.push_back(make_arg(slice));
+    }
+    packets.launch_args(q, codegen::groups_grid(l->packets, wg), args);
     if (l->rem_rows == 0) return;
     const Kernel remainder =
         xgpu::detail::generated_kernel(ctx, key + "|remainder", source, "xgpu_spmv_packeted_remainder");
