@@ -7,6 +7,10 @@
 
 namespace dg {
 
+int default_nodes_per_item(int /*order*/, bool /*cpu*/) {
+    return 1;
+}
+
 DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options)
     : ctx_(ctx), queue_(ctx.queue()), d_(&d), options_(std::move(options)) {
     const auto& ref = d.ref;
@@ -25,12 +29,26 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
     epb_ = options_.elements_per_group ? options_.elements_per_group : std::max(1, (cpu ? 32 : 128) / np);
     const auto& info = ctx.device().info();
+    if (options_.nodes_per_item < 0 || options_.nodes_per_item > np)
+        throw xgpu::InvalidArgument("dg: nodes per work-item " + std::to_string(options_.nodes_per_item) +
+                                    " outside 0.." + std::to_string(np) + " (order " + std::to_string(ref.order) + ")");
+    npw_ = options_.nodes_per_item ? options_.nodes_per_item : default_nodes_per_item(ref.order, cpu);
+    if (options_.volume_elements_per_group < 0)
+        throw xgpu::InvalidArgument("dg: volume elements per group " +
+                                    std::to_string(options_.volume_elements_per_group) + " < 0");
+    const int per_element = (np + npw_ - 1) / npw_;
+    vepb_ =
+        options_.volume_elements_per_group ? options_.volume_elements_per_group : std::max(1, epb_ * np / per_element);
+    if (std::size_t(vepb_) * per_element > info.max_work_group_size)
+        throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) + " elements per volume group of " +
+                                    std::to_string(per_element) + " work-items exceed the device's work-group size " +
+                                    std::to_string(info.max_work_group_size));
     if (std::size_t(epb_) * np > info.max_work_group_size)
         throw xgpu::InvalidArgument("dg: " + std::to_string(epb_) + " elements per group of " + std::to_string(np) +
                                     " nodes exceed the device's work-group size " +
                                     std::to_string(info.max_work_group_size));
     const std::size_t local_volume =
-        value_size_ * (3 * std::size_t(epb_) * np + (options_.matrices_in_local ? 2 * std::size_t(np) * np : 0));
+        value_size_ * (3 * std::size_t(vepb_) * np + (options_.matrices_in_local ? 2 * std::size_t(np) * np : 0));
     const std::size_t local_surface =
         value_size_ * (3 * std::size_t(epb_) * nfn + (options_.matrices_in_local ? std::size_t(nfn) * np : 0));
     if (std::max(local_volume, local_surface) > info.static_local_memory)
@@ -44,6 +62,8 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                                   {"NP", np},
                                                   {"NFP", ref.nfp},
                                                   {"EPB", epb_},
+                                                  {"NPW", npw_},
+                                                  {"VEPB", vepb_},
                                                   {"MAT_LOCAL", options_.matrices_in_local ? 1 : 0}};
     // One source, so the three kernels come from one compiled program (the context caches it).
     volume_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_volume").get(params);
@@ -131,7 +151,8 @@ std::vector<double> DeviceMaxwell::rhs_values() const {
 }
 
 void DeviceMaxwell::volume() const {
-    const std::size_t groups = (std::size_t(k_) + epb_ - 1) / epb_, local = std::size_t(epb_) * d_->ref.np;
+    const std::size_t per_element = std::size_t((d_->ref.np + npw_ - 1) / npw_);
+    const std::size_t groups = (std::size_t(k_) + vepb_ - 1) / vepb_, local = std::size_t(vepb_) * per_element;
     volume_.launch(queue_, xgpu::Grid{groups * local, local}, k_, knp_, dr_, ds_, vgeo_, q_, rhs_);
 }
 

@@ -32,7 +32,17 @@ struct DeviceOptions {
     // PoCL (same runs as above) the local copy was slower at small groups (one element: N = 4
     // 1.05 against 0.76 ms, N = 7 8.0 against 4.8 ms) and within noise at 16 elements.
     bool matrices_in_local = false;
+    // Nodes of an element per work-item in the volume kernel (1..NP); 0: the measured default
+    // (default_nodes_per_item).
+    int nodes_per_item = 0;
+    // Elements per work-group in the volume kernel; 0: as many as give about the work-items of the
+    // surface kernel's group (elements_per_group times the nodes).
+    int volume_elements_per_group = 0;
 };
+
+// The volume kernel's nodes per work-item when the options leave it at 0, for order N on a
+// device of this type.
+int default_nodes_per_item(int order, bool cpu);
 
 // The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
 //   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 14 for the
@@ -72,13 +82,15 @@ public:
     const xgpu::Context& context() const { return ctx_; }
     const DeviceOptions& options() const { return options_; }
     int elements_per_group() const { return epb_; }
+    int nodes_per_item() const { return npw_; }
+    int volume_elements_per_group() const { return vepb_; }
 
 private:
     xgpu::Context ctx_;
     xgpu::Queue queue_;
     const Discretization* d_;
     DeviceOptions options_;
-    int epb_ = 1;
+    int epb_ = 1, npw_ = 1, vepb_ = 1;
     std::size_t value_size_ = 8;
     std::int32_t k_ = 0, knp_ = 0;
     xgpu::Kernel volume_, surface_, update_;

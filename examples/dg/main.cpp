@@ -20,7 +20,7 @@
 namespace {
 
 struct Settings {
-    int order = 4, mesh = 8, frames = 10, epb = 0;
+    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0;
     double final_time = 1.0, perturb = 0.0, cfl = 1.0;
     std::vector<int> mode{1, 1};
     std::string precision = "f64", vtk;
@@ -67,12 +67,17 @@ int main(int argc, char** argv) try {
     app.add_option("--elements-per-group", s.epb,
                    "elements per work-group (0: about 32 work-items on CPUs, 128 on GPUs)")
         ->check(CLI::Range(0, 4096));
+    app.add_option("--nodes-per-item", s.npw, "nodes per work-item in the volume kernel (0: the measured default)")
+        ->check(CLI::Range(0, 64));
+    app.add_option("--volume-elements-per-group", s.vepb,
+                   "elements per work-group in the volume kernel (0: about the surface group's work-items)")
+        ->check(CLI::Range(0, 4096));
     app.add_flag("--local-matrices", s.local_matrices, "stage Dr, Ds and LIFT in local memory");
     CLI11_PARSE(app, argc, argv);
 
     const auto disc = dg::make_discretization(s.order, s.mesh, s.perturb);
     auto ctx = xgpu::Context::from_env();
-    dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices});
+    dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices, s.npw, s.vepb});
     const auto timing = dg::time_steps(disc, s.final_time, s.cfl);
     const double dt = timing.dt; // not a structured binding: lambdas below capture it
     const long steps = timing.steps;
@@ -86,8 +91,11 @@ int main(int argc, char** argv) try {
     std::printf("order       %d (%d nodes per element)\n", s.order, disc.ref.np);
     std::printf("elements    %d (mesh %d x %d, perturb %g)\n", disc.mesh.k, s.mesh, s.mesh, s.perturb);
     std::printf("dofs        %zu (3 fields x %zu nodes)\n", dofs, disc.nodes());
-    std::printf("precision   %s, %d elements (%d work-items) per group, matrices in %s memory\n", s.precision.c_str(),
-                op.elements_per_group(), op.elements_per_group() * disc.ref.np, s.local_matrices ? "local" : "global");
+    std::printf("precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
+                "per group, matrices in %s "
+                "memory\n",
+                s.precision.c_str(), op.elements_per_group(), op.elements_per_group() * disc.ref.np,
+                op.nodes_per_item(), op.volume_elements_per_group(), s.local_matrices ? "local" : "global");
     std::printf("steps       %ld of dt = %.4e to t = %g (dt = cfl 2/3 min inradius min Gauss spacing)\n", steps, dt,
                 s.final_time);
 
