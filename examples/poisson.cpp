@@ -87,7 +87,7 @@ bool verbose_from_env() {
 
 struct Settings {
     std::optional<std::int64_t> n2, n3;
-    std::string matrix, solver = "cg", precond = "none", format = "auto", fuse = "auto";
+    std::string matrix, solver = "cg", precond = "none", format = "auto", fuse = "auto", try_formats = "auto";
     double tol = 1e-8;
     int check = 10, replace = 50, degree = 4;
     std::int64_t max_iterations = 0;
@@ -145,6 +145,7 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
         r = bicgstab(a, b, x, o);
     else {
         if (s.fuse != "auto") o.fused_dots = s.fuse == "on";
+        if (s.try_formats != "auto") o.try_forms = s.try_formats == "on";
         o.variant = s.solver == "pipecg"      ? CgVariant::pipelined
                     : s.solver == "pipecg-gv" ? CgVariant::ghysels_vanroose
                                               : CgVariant::classic;
@@ -157,7 +158,13 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     std::printf("device:           %s\n", ctx.device().name().c_str());
     std::printf("rows:             %zu\n", n);
     std::printf("nnz:              %lld\n", (long long)nnz);
-    std::printf("format:           %s\n", format.c_str());
+    std::printf("format:           %s\n", r.operator_form.empty() ? format.c_str() : r.operator_form.c_str());
+    if (!r.form_trial_ms.empty()) {
+        std::printf("format trial:    ");
+        for (const auto& [f, ms] : r.form_trial_ms)
+            std::printf(" %s %.4f ms", f.c_str(), ms);
+        std::printf(" (a product and its dot product, median; kept %s)\n", r.operator_form.c_str());
+    }
     std::printf("solver:           %s, preconditioner %s\n", r.method.c_str(), s.precond.c_str());
     std::printf("status:           %s", name(r.status));
     if (r.status == SolverStatus::breakdown || r.status == SolverStatus::nan)
@@ -198,6 +205,11 @@ int main(int argc, char** argv) {
     app.add_option("--fuse", s.fuse, "take dot products from the operator's product: auto (wherever it can), on or off")
         ->check(CLI::IsMember({"auto", "on", "off"}))
         ->capture_default_str();
+    app.add_option("--try-formats", s.try_formats,
+                   "with --format auto, CG tries the CSR formats in its first iterations and keeps the fastest: "
+                   "auto (where XGPU_AUTOTUNE is on), on or off")
+        ->check(CLI::IsMember({"auto", "on", "off"}))
+        ->capture_default_str();
     app.add_option("--replace", s.replace, "residual replacement interval of pipecg (0: never)")->capture_default_str();
     app.add_option("--degree", s.degree, "degree of the polynomial preconditioner")->capture_default_str();
     app.add_option("--max-iterations", s.max_iterations, "0: 10 x rows")->capture_default_str();
@@ -218,6 +230,11 @@ int main(int argc, char** argv) {
         }
         const auto host = s.matrix.empty() ? laplacian(s.n2 ? *s.n2 : *s.n3, s.n2 ? 2 : 3)
                                            : sparse::read_matrix_market<double>(s.matrix);
+        // Automatic: the matrix itself, whose SpMV formats CG may try in its first iterations.
+        if (s.format == "auto") {
+            const sparse::Csr<double> a(ctx, host);
+            return run(ctx, a, s, std::int64_t(host.nnz()), sparse::name(sparse::plan_spmv(a).format));
+        }
         Formatted a{sparse::Csr<double>(ctx, host), sparse::Format::automatic};
         if (s.format == "csr")
             a.format =

@@ -4,12 +4,14 @@
 // convection-diffusion matrix; the deferred check stopping at the first converged iteration;
 // breakdown, NaN, zero right-hand side, the iteration limit and misuse; the matrix-free Laplacian,
 // float, Chebyshev and user preconditioners.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
 
 #include <xgpu/solver.hpp>
 #include <xgpu/sparse.hpp>
+#include <xgpu/tune.hpp>
 
 #include "support.hpp"
 
@@ -485,6 +487,65 @@ TEST_CASE("cg fuses a dot product into the operator's product where the operator
                   (sparse::plan_spmv(mat, sparse::Format::automatic).format == sparse::Format::csr_scalar));
             CHECK(std::abs(stored.iterations - plain.iterations) <= 2);
         }
+}
+
+TEST_CASE("cg tries the matrix's SpMV formats in its first iterations and keeps the fastest", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx)
+    for (auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+        INFO("variant " << int(variant));
+        const std::int64_t m = 20 + std::int64_t(test::rng()() % 16);
+        const auto h = convection_diffusion(m, 0.0); // the 2-D Laplacian, stored
+        const sparse::Csr<double> a(ctx, h);
+        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
+        const auto b = to_device(ctx, hb);
+        SolverOptions<double> o;
+        o.rtol = 1e-8;
+        o.variant = variant;
+        o.preconditioner = Jacobi<double>(a);
+        auto run = [&](const auto& op) {
+            Array<double> x;
+            auto rep = cg(op, b, x, o);
+            CHECK(rep.converged());
+            CHECK(host_relative_residual(h, hb, x.get()) <= 1e-8);
+            return rep;
+        };
+        // Off: the automatic format runs throughout. (Unset means off unless XGPU_AUTOTUNE is on.)
+        o.try_forms = false;
+        const auto plain = run(a);
+        CHECK(plain.form_trial_ms.empty());
+        CHECK(plain.operator_form == sparse::name(sparse::plan_spmv(a).format));
+        const auto mode = tune::mode();
+        if (mode == tune::Mode::off || mode == tune::Mode::cached) {
+            o.try_forms.reset();
+            CHECK(run(a).form_trial_ms.empty());
+        }
+        // On: every CSR format (the layouts not yet built are left out), 2 iterations each; the
+        // iterates do not change beyond the sums' order, and the form kept is the fastest tried.
+        o.try_forms = true;
+        o.form_trial_iterations = 2;
+        const auto tried = run(a);
+        std::vector<std::string> names;
+        for (const auto& [name, ms] : tried.form_trial_ms) {
+            names.push_back(name);
+            CHECK(ms > 0);
+        }
+        REQUIRE(names.size() == 3);
+        CHECK(names[0] == plain.operator_form);
+        for (const char* f : {"csr_scalar", "csr_vector", "merge_path"})
+            CHECK(std::count(names.begin(), names.end(), f) == 1);
+        const auto best = std::min_element(tried.form_trial_ms.begin(), tried.form_trial_ms.end(),
+                                           [](const auto& x, const auto& y) { return x.second < y.second; });
+        CHECK(tried.operator_form == best->first);
+        CHECK(std::abs(tried.iterations - plain.iterations) <= 2);
+        // A layout built before the solve joins the trial.
+        Array<double> y = empty<double>(ctx, {std::size_t(m * m)});
+        sparse::spmv(a, b, y, 1.0, 0.0, sparse::Format::sell);
+        CHECK(run(a).form_trial_ms.size() == 4);
+        // An operator of one form: nothing to try.
+        const auto lap = run(Laplacian2D<double>(ctx, m, m));
+        CHECK(lap.form_trial_ms.empty());
+        CHECK(lap.operator_form.empty());
+    }
 }
 
 TEST_CASE("cg on the matrix-free Laplacian, float, Chebyshev and user preconditioners", "[solver]") {

@@ -69,6 +69,12 @@ struct SolverReport {
     double gbps = 0;                   // bytes_per_iteration over the time, 0 where the operator's is unknown
     double launches_per_iteration = 0; // kernel launches (the solver's and the operator's) per iteration
     bool fused_dot = false;            // the operator's product carried the solver's dot product
+    // The operator's form of the product that the solve kept (a sparse matrix's SpMV format; empty
+    // for an operator with one form), and where CG tried its forms in the first iterations
+    // (SolverOptions::try_forms), each form's device time per product (median, ms; with the dot
+    // product where it fused one or ran one beside the product).
+    std::string operator_form;
+    std::vector<std::pair<std::string, double>> form_trial_ms;
     bool converged() const { return status == SolverStatus::converged; }
 };
 
@@ -119,6 +125,15 @@ template <class T> struct SolverOptions {
     // on the host in O(nnz)); an asymmetric one throws InvalidArgument naming the first entry that
     // differs from its mirror, before any work.
     bool check_symmetry = false;
+    // CG (every variant) may try the operator's interchangeable forms of its product (a sparse
+    // matrix's SpMV formats whose device layout costs nothing more to use: the CSR formats, and
+    // SELL or packeted once built) during its first iterations, form_trial_iterations each, timed
+    // with device events, and keep the fastest for the rest of the solve: the iterates do not
+    // change (the forms' products agree up to rounding), the host waits once for the trial's
+    // last event. Unset: where XGPU_AUTOTUNE is on or force and the matrix's format is automatic
+    // (not forced by XGPU_SPMV_FORMAT); true: always (where the operator has several forms).
+    std::optional<bool> try_forms;
+    int form_trial_iterations = 3;
     // Called at every check the host reads (iteration, |r| / |b|), from the solving thread.
     std::function<void(std::int64_t, double)> progress;
 };
@@ -187,14 +202,44 @@ template <class T> struct OperatorRef {
     double bytes = 0; // traffic of one product (0: unknown)
     // The product with a dot product fused (FusedDotOperator); empty where the operator has none.
     std::function<bool(const Array<T>&, Array<T>&, Array<T>&)> apply_dot;
+    // Interchangeable forms of the product (their results agree up to rounding), forms[0] the one
+    // apply runs at first; use_form(i) makes apply and apply_dot run form i from then on. Empty
+    // where the operator has one form; `forced`: the user fixed the form (no trial by default).
+    std::vector<std::string> forms;
+    std::function<void(std::size_t)> use_form;
+    bool forced = false;
 };
 
 template <class T, class Op> OperatorRef<T> operator_ref(const Op& a) {
-    OperatorRef<T> r{a.rows(), a.cols(), [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); }, 0, {}};
+    OperatorRef<T> r;
+    r.rows = a.rows();
+    r.cols = a.cols();
+    r.apply = [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); };
     if constexpr (FusedDotOperator<Op, T>)
         r.apply_dot = [&a](const Array<T>& x, Array<T>& y, Array<T>& partial) {
             return bool(a.apply_dot(x, y, partial));
         };
+    if constexpr (requires { sparse::plan_spmv(a); }) {
+        // A sparse matrix: its SpMV formats that run on the CSR arrays, and SELL or packeted where
+        // their layouts are built already; the automatic choice first.
+        const sparse::Format first = sparse::plan_spmv(a).format;
+        auto current = std::make_shared<sparse::Format>(first);
+        std::vector<sparse::Format> forms{first};
+        for (const sparse::Format f : sparse::formats()) {
+            const bool free = f == sparse::Format::csr_scalar || f == sparse::Format::csr_vector ||
+                              f == sparse::Format::merge_path || (f != sparse::Format::automatic && a.build_ms(f));
+            if (free && f != first && sparse::plan_spmv(a, f).format == f) forms.push_back(f);
+        }
+        r.apply = [&a, current](const Array<T>& x, Array<T>& y) { sparse::spmv(a, x, y, T(1), T(0), *current); };
+        if constexpr (FusedDotOperator<Op, T>)
+            r.apply_dot = [&a, current](const Array<T>& x, Array<T>& y, Array<T>& partial) {
+                return bool(a.apply_dot(x, y, partial, *current));
+            };
+        for (const sparse::Format f : forms)
+            r.forms.emplace_back(sparse::name(f));
+        r.use_form = [current, forms](std::size_t i) { *current = forms.at(i); };
+        r.forced = sparse::detail::format_forced();
+    }
     if constexpr (requires {
                       a.nnz();
                       typename Op::index_type;

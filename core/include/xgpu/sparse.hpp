@@ -181,7 +181,9 @@ Format parse_format(std::string_view value);
 
 namespace detail {
 class LayoutCache;
-}
+// Whether XGPU_SPMV_FORMAT fixes the format that automatic means.
+bool format_forced();
+} // namespace detail
 
 // The matrix on a context: CSR arrays in device memory, with its shape, row statistics and
 // diagonal. A handle: copies share the device arrays. Validated before anything is uploaded.

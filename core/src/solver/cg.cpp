@@ -34,6 +34,7 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
     const std::size_t n = p.b.size();
     const Precond kind = precond_kind(o.preconditioner);
     const Solve<T> s(ctx, "cg.kernel", n, kind);
+    FormTrial<T> trial(a, s.queue(), o);
     const auto vec = [&] { return empty<T>(ctx, {n}); };
     Array<T> r = vec(), d = vec(), q = vec(), z = kind == Precond::none ? r : vec();
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
@@ -54,13 +55,16 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
         iterate<T>(
             s, o, p.max_iterations, rep.rhs_norm, 0,
             [&](std::int64_t it) {
-                // q = A p, then p.q, unless the operator fuses them (it may decline: then never again).
+                // q = A p, then p.q, unless the operator fuses them (it may decline: then never
+                // again, unless the trial changes the operator's form).
+                if (trial.before(it)) fused = fuse_dots(a, o);
                 fused = fused && a.apply_dot(d, q, pq);
                 rep.fused_dot = fused;
                 if (!fused) {
                     a.apply(d, q);
                     s.launch("xgpu_krylov_dot", s.partial(1), std::uint32_t(0), d.buffer(), q.buffer());
                 }
+                trial.after(it);
                 s.launch("xgpu_cg_update", s.partial(1), s.partial(2), xb, r.buffer(), d.buffer(), q.buffer(),
                          z.buffer(), dinv, it);
                 if (kind == Precond::external) {
@@ -75,6 +79,7 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
     // the update (x, p, r, q read; x, r written; with Jacobi the inverse diagonal read and z
     // written), the direction (z or r, p read; p written).
     const double vectors = (kind == Precond::jacobi ? 13 : 11) - (rep.fused_dot ? 2 : 0);
+    trial.report(rep);
     finish(a, p, x, q, o, vectors * double(n) * sizeof(T), rep);
     return rep;
 }
@@ -87,6 +92,7 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
     const std::size_t n = p.b.size();
     const Precond kind = precond_kind(o.preconditioner);
     const Solve<T> s(ctx, "pipecg.kernel", n, kind);
+    FormTrial<T> trial(a, s.queue(), o);
     const auto vec = [&] { return empty<T>(ctx, {n}); };
     // Without a preconditioner u is r.
     Array<T> r = vec(), w = vec(), sv = zeros<T>(ctx, {n}), d = zeros<T>(ctx, {n});
@@ -114,12 +120,14 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
                          buf(d), dinv, thr, it);
                 if (kind == Precond::external) o.preconditioner.apply(r, u);
                 Array<T> row = wu[out];
+                if (trial.before(it)) fused = fuse_dots(a, o) && kind != Precond::external;
                 fused = fused && a.apply_dot(u, w, row);
                 rep.fused_dot = fused;
                 if (!fused) {
                     a.apply(u, w);
                     s.launch("xgpu_cgcg_dots", s.partial(out), buf(r), buf(u), buf(w));
                 }
+                trial.after(it);
             },
             rep);
     }
@@ -128,6 +136,7 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
     // the product, read r, w (and u).
     const double vectors =
         (kind == Precond::jacobi ? 14 : 11) - (rep.fused_dot ? (kind == Precond::jacobi ? 3 : 2) : 0);
+    trial.report(rep);
     finish(a, p, x, w, o, vectors * double(n) * sizeof(T), rep);
     return rep;
 }
@@ -141,6 +150,7 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
     const Precond kind = precond_kind(o.preconditioner);
     const bool none = kind == Precond::none;
     const Solve<T> s(ctx, "pipecg.kernel", n, kind);
+    FormTrial<T> trial(a, s.queue(), o);
     const auto vec = [&] { return empty<T>(ctx, {n}); };
     const auto zero = [&] { return zeros<T>(ctx, {n}); };
     // Without a preconditioner u is r, m is w and q is s.
@@ -171,7 +181,9 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
         iterate<T>(
             s, o, p.max_iterations, rep.rhs_norm, 1,
             [&](std::int64_t it) {
+                trial.before(it);
                 a.apply(m, nv);
+                trial.after(it);
                 s.launch("xgpu_pipecg_update", s.partial(int(it & 1)), s.partial(int((it + 1) & 1)), buf(p.x), buf(r),
                          buf(u), buf(w), buf(m), buf(nv), buf(z), buf(q), buf(sv), buf(d), dinv, thr, it);
                 if (kind == Precond::external) M.apply(w, m);
@@ -190,6 +202,7 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
     // Counted per iteration: the update reads n, z, w, s, r, p, x and writes z, s, p, x, r, w; with
     // Jacobi it also reads m, q, u and the inverse diagonal and writes q, u, m.
     const double vectors = kind == Precond::jacobi ? 20 : 13;
+    trial.report(rep);
     finish(a, p, x, nv, o, vectors * double(n) * sizeof(T), rep);
     return rep;
 }

@@ -12,6 +12,7 @@
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
 #include "xgpu/reduction.hpp"
+#include "xgpu/tune.hpp"
 
 namespace xgpu::detail::krylov {
 
@@ -208,8 +209,63 @@ void finish(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, Array<T>& t, c
         report.gbps = report.bytes_per_iteration * double(report.iterations) / report.seconds * 1e-9;
 }
 
+template <class T>
+FormTrial<T>::FormTrial(const OperatorRef<T>& a, const Queue& q, const SolverOptions<T>& o) : a_(&a), q_(q) {
+    if (a.forms.size() < 2 || !a.use_form || o.form_trial_iterations <= 0) return;
+    const bool automatic = !a.forced && (tune::mode() == tune::Mode::on || tune::mode() == tune::Mode::force);
+    if (!o.try_forms.value_or(automatic)) return;
+    per_ = o.form_trial_iterations;
+    events_.resize(a.forms.size());
+}
+
+template <class T> bool FormTrial<T>::before(std::int64_t it) {
+    const std::int64_t n = per_ * std::int64_t(events_.size());
+    if (per_ > 0 && it <= n) {
+        const auto form = std::size_t((it - 1) / per_);
+        if (form != current_ || it == 1) {
+            a_->use_form(form);
+            switched_ = switched_ || form != current_;
+            current_ = form;
+        }
+        start_ = q_.marker();
+    }
+    const bool s = switched_;
+    switched_ = false;
+    return s;
+}
+
+template <class T> void FormTrial<T>::after(std::int64_t it) {
+    const std::int64_t n = per_ * std::int64_t(events_.size());
+    if (per_ == 0 || it > n) return;
+    events_[current_].emplace_back(start_, q_.marker());
+    if (it < n) return;
+    events_.back().back().second.wait();
+    for (auto& e : events_) {
+        std::vector<double> t;
+        for (const auto& [a, b] : e)
+            t.push_back(a.elapsed_ms(b));
+        std::sort(t.begin(), t.end());
+        ms_.push_back(t.empty() ? 0 : t[t.size() / 2]);
+        e.clear();
+    }
+    const auto best = std::size_t(std::min_element(ms_.begin(), ms_.end()) - ms_.begin());
+    if (best != current_) {
+        a_->use_form(best);
+        switched_ = true;
+        current_ = best;
+    }
+}
+
+template <class T> void FormTrial<T>::report(SolverReport& rep) const {
+    if (a_->forms.empty()) return;
+    rep.operator_form = a_->forms[current_];
+    for (std::size_t i = 0; i < ms_.size(); ++i)
+        rep.form_trial_ms.emplace_back(a_->forms[i], ms_[i]);
+}
+
 #define XGPU_KRYLOV_INSTANTIATE(T)                                                                                     \
     template class Solve<T>;                                                                                           \
+    template class FormTrial<T>;                                                                                       \
     template Prepared<T> prepare(const char*, const OperatorRef<T>&, const Array<T>&, Array<T>&,                       \
                                  const SolverOptions<T>&);                                                             \
     template void iterate(const Solve<T>&, const SolverOptions<T>&, std::int64_t, double, int,                         \

@@ -104,6 +104,31 @@ template <class T>
 void finish(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, Array<T>& t, const SolverOptions<T>& o,
             double vector_bytes, SolverReport& report);
 
+// Tries the operator's forms of its product in a solve's first iterations (SolverOptions::
+// try_forms): form i runs iterations i*k+1 .. (i+1)*k (k = form_trial_iterations), each product
+// (with the dot product that goes with it) between two markers; after the last, the host waits for
+// its marker, and the form of the least median time runs the rest of the solve.
+template <class T> class FormTrial {
+public:
+    FormTrial(const OperatorRef<T>& a, const Queue& q, const SolverOptions<T>& o);
+    // Around the product of iteration it (1, 2, ...). before() says whether the form changed from
+    // this iteration on (the solver may then try fusing its dot product again).
+    bool before(std::int64_t it);
+    void after(std::int64_t it);
+    // The form kept (or running) and the trial's times.
+    void report(SolverReport& rep) const;
+
+private:
+    const OperatorRef<T>* a_;
+    Queue q_;
+    std::int64_t per_ = 0; // iterations per form; 0: no trial
+    std::size_t current_ = 0;
+    bool switched_ = false;
+    Event start_;
+    std::vector<std::vector<std::pair<Event, Event>>> events_;
+    std::vector<double> ms_;
+};
+
 // The tolerance on |r|^2.
 template <class T> double threshold(const SolverOptions<T>& o, double bnorm) {
     const double t = std::max(o.rtol * bnorm, o.atol);

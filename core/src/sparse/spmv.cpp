@@ -236,6 +236,10 @@ template <Value T, Index I> std::optional<Format> tuned_format(const Csr<T, I>& 
 
 } // namespace
 
+bool detail::format_forced() {
+    return xgpu::detail::env::spmv_format(format_names).has_value();
+}
+
 template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
     if (f == Format::automatic)
         if (const auto v = xgpu::detail::env::spmv_format(format_names)) f = parse_format(*v);
