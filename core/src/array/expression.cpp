@@ -10,6 +10,7 @@
 #include "../codegen/expression.hpp"
 #include "../codegen/operations.hpp"
 #include "generator.hpp"
+#include "tuning.hpp"
 #include "xgpu/array.hpp"
 
 namespace xgpu::detail {
@@ -212,6 +213,7 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
         return;
     }
 
+    register_shape_problems();
     codegen::assign(expr, dst);
 }
 

@@ -18,6 +18,7 @@
 #include "../codegen/skeleton.hpp"
 #include "../mirror.hpp"
 #include "generator.hpp"
+#include "tuning.hpp"
 #include "xgpu/reduction.hpp"
 
 namespace xgpu::detail {
@@ -370,6 +371,7 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
     }
     if (n == 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} of an empty array: the operation has no identity", spec->name));
+    register_shape_problems();
     const Geometry g = geometry(ctx, codegen::sized_launch_shape(ctx, KernelFamily::reduction, expr.type, n), n);
     ArrayDesc out = make_array(ctx, spec->out, {}, Order::C);
     codegen::Lowered map = lower_map(expr, ctx, shape, codegen::Want::key_and_arguments);
@@ -401,6 +403,7 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     const std::uint64_t m = shape[axis], rows = shape_size(out_shape);
     if (m == 0 && rows > 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} along an empty axis: the operation has no identity", spec.name));
+    register_shape_problems();
     const LaunchShape shape_of_launch = codegen::sized_launch_shape(ctx, KernelFamily::reduction, expr.type, m);
     ArrayDesc out = make_array(ctx, spec.out, out_shape, Order::C);
     if (rows == 0) return out;
@@ -435,6 +438,7 @@ ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const s
     spec_.out = type;
     spec_.acc_bytes = info(type).size;
     spec_.shuffle = false; // a user's operator may not be one a shuffle can carry
+    detail::register_shape_problems();
     shape_ = launch_shape(ctx, KernelFamily::reduction, type);
     const std::string source = reduction_source(spec_, shape_, args_.params(), args_.rebind(),
                                                 fmt::format("        const {} v = {};\n", dev(type), map), preamble);

@@ -25,6 +25,7 @@
 #include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
 #include "generator.hpp"
+#include "tuning.hpp"
 
 namespace xgpu::detail {
 
@@ -200,6 +201,7 @@ void launch(const Context& ctx, const Kernel& k, std::vector<KernelArg> args, Ti
 void run(const ScanOp& op, bool segmented, const ScanCode& code, const std::vector<KernelArg>& args, std::uint64_t n) {
     if (n == 0) return;
     const Context& ctx = op.ctx;
+    register_shape_problems();
     const TileShape ts = codegen::sized_launch_shape(ctx, KernelFamily::scan, op.type, n, segmented);
     const std::uint64_t tile = std::uint64_t(ts.group_size) * ts.items, groups = (n + tile - 1) / tile;
     const std::string key = fmt::format("scan|{}|{}|{}|{}|{}:{}|{}:{}|{}", int(op.type), int(segmented), ts.key(),

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "../array/tuning.hpp"
 #include "../codegen/generated.hpp"
 #include "../codegen/operations.hpp"
 #include "../codegen/skeleton.hpp"
@@ -35,6 +36,7 @@ Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, P
     : ctx_(ctx), queue_(ctx.current_queue()), program_(program), precond_(precond), n_(n) {
     // The reductions' shape for this device: a power-of-two work-group; a contiguous chunk per
     // work-item on CPUs, a grid-stride loop on GPUs; a few work-groups per compute unit.
+    register_shape_problems(); // the reductions' shape may be tuned on first use
     const LaunchShape shape = launch_shape(ctx, KernelFamily::reduction, dtype_v<T>);
     wg_ = shape.group_size;
     const std::uint64_t units = std::max(1u, ctx.device().info().compute_units);

@@ -64,6 +64,16 @@ Selection select(Mode m, const Context& ctx, const Key& key, const Space& space,
 // per device, family, type, bucket and mode, then held in memory.
 std::optional<LaunchShape> database_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n);
 
+// The problem a library family's shapes are timed on, for `type` on `n` elements: the array
+// layer's kernels, which that layer registers (set_shape_problems, core/src/array/tuning.cpp)
+// before it first asks for a shape, so that this layer needs nothing above it. Until then
+// database_shape only looks up (XGPU_AUTOTUNE=on acts as cached) and tune_library_shape throws.
+using ShapeProblems = Problem (*)(const Context& ctx, KernelFamily family, DType type, std::uint64_t n);
+void set_shape_problems(ShapeProblems make);
+// tune_shape's work, on the registered problems.
+ShapeTuning tune_library_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n,
+                               const Options& options);
+
 // Forgets the shapes database_shape holds (reset() calls it).
 void forget_shapes();
 

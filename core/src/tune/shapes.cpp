@@ -1,17 +1,17 @@
-// The library's own tunable families: elementwise and reduction launch shapes. Their spaces, the
-// problems they are timed on, and the in-memory table that keeps the launch path free of file
-// I/O and JSON: each (device, family, type, size bucket, mode) is resolved once per process.
+// The library's own tunable families: elementwise, reduction and scan launch shapes. Their spaces
+// and the in-memory table that keeps the launch path free of file I/O and JSON: each (device,
+// family, type, size bucket, mode) is resolved once per process. The problems they are timed on
+// are the array layer's (core/src/array/tuning.cpp), registered from above.
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
 
+#include <atomic>
+
 #include "../codegen/launch.hpp"
 #include "database.hpp"
-#include "xgpu/array.hpp"
-#include "xgpu/random.hpp"
-#include "xgpu/reduction.hpp"
-#include "xgpu/scan.hpp"
+#include "xgpu/error.hpp"
 
 namespace xgpu::tune {
 namespace {
@@ -36,62 +36,16 @@ Key key_for(KernelFamily f, DType type, std::uint64_t n) {
     return {name(f), version(f), xgpu::name(type), n};
 }
 
-template <class T> Problem make_problem(const Context& ctx, KernelFamily f, std::uint64_t n) {
-    Philox gen(ctx, 20261201);
-    // Scans: positive values, whose running sums keep their relative precision in any order.
-    const T lo = f == KernelFamily::scan ? T(0) : T(-1);
-    auto x = std::make_shared<Array<T>>(gen.uniform<T>({n}, lo, T(1)));
-    auto y = std::make_shared<Array<T>>(gen.uniform<T>({n}, lo, T(1)));
-    Problem p;
-    if (f == KernelFamily::scan) {
-        auto z = std::make_shared<Array<T>>(empty<T>(ctx, {n}));
-        p.prepare = [=](const Point& pt) {
-            const LaunchShape s = to_shape(pt);
-            return std::function<void()>([=] {
-                LaunchShapeScope scope(KernelFamily::scan, s);
-                *z = cumsum(*x);
-            });
-        };
-        p.result = [z] {
-            const std::vector<T> h = z->get();
-            return std::vector<double>(h.begin(), h.end());
-        };
-        // Runs of up to 8192 sequential additions, in another order.
-        p.tolerance = std::is_same_v<T, float> ? 1e-3 : 1e-9;
-    } else if (f == KernelFamily::elementwise) {
-        auto z = std::make_shared<Array<T>>(empty<T>(ctx, {n}));
-        p.prepare = [=](const Point& pt) {
-            const LaunchShape s = to_shape(pt);
-            return std::function<void()>([=] {
-                LaunchShapeScope scope(KernelFamily::elementwise, s);
-                *z = T(2.5) * *x - T(0.5) * *y;
-            });
-        };
-        p.result = [z] {
-            const std::vector<T> h = z->get();
-            return std::vector<double>(h.begin(), h.end());
-        };
-        p.tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-15; // a contracted multiply-add or not
-    } else {
-        auto r = std::make_shared<DeviceScalar<T>>();
-        p.prepare = [=](const Point& pt) {
-            const LaunchShape s = to_shape(pt);
-            return std::function<void()>([=] {
-                LaunchShapeScope scope(KernelFamily::reduction, s);
-                *r = dot(*x, *y);
-            });
-        };
-        p.result = [r] { return std::vector<double>{double(r->get())}; };
-        // Another order of additions: about sqrt(n) roundings of sums of size sqrt(n).
-        p.tolerance = std::is_same_v<T, float> ? 1e-3 : 1e-9;
-    }
-    return p;
-}
+// The problems the families' shapes are timed on: the array layer's own kernels on arrays, which
+// that layer registers (core/src/array/tuning.cpp) before it first asks for a shape.
+std::atomic<detail::ShapeProblems> registered{nullptr};
 
 std::function<Problem()> problem_for(const Context& ctx, KernelFamily f, DType type, std::uint64_t n) {
-    return [ctx, f, type, n] {
-        return type == DType::float32 ? make_problem<float>(ctx, f, n) : make_problem<double>(ctx, f, n);
-    };
+    const detail::ShapeProblems make = registered.load();
+    if (!make)
+        throw InvalidArgument(std::string("xgpu: tune: no problems to time the ") + name(f) +
+                              " family's shapes on (the array layer registers them)");
+    return [make, ctx, f, type, n] { return make(ctx, f, type, n); };
 }
 
 Point start_point(const Context& ctx, KernelFamily f, DType type) {
@@ -184,7 +138,12 @@ LaunchShape to_shape(const Point& p) {
     return s;
 }
 
-ShapeTuning tune_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n, const Options& options) {
+void detail::set_shape_problems(ShapeProblems make) {
+    registered.store(make);
+}
+
+ShapeTuning detail::tune_library_shape(const Context& ctx, KernelFamily family, DType type, std::uint64_t n,
+                                       const Options& options) {
     if (!tunable(family, type))
         throw InvalidArgument(std::string("xgpu: tune: the ") + name(family) + " family is not tuned for " +
                               xgpu::name(type));
@@ -226,10 +185,13 @@ std::optional<LaunchShape> detail::database_shape(const Context& ctx, KernelFami
     tuning = true;
     Selection sel;
     try {
-        // Small calls are not worth tuning for: they take what the database has.
-        const Mode effective = (m == Mode::on || m == Mode::force) && n < tune_min ? Mode::cached : m;
+        // Small calls are not worth tuning for: they take what the database has; so does a
+        // program whose array layer has registered no problems yet.
+        const bool can_tune = n >= tune_min && registered.load();
+        const Mode effective = (m == Mode::on || m == Mode::force) && !can_tune ? Mode::cached : m;
         sel = select(effective, ctx, key_for(family, type, n), space, start,
-                     problem_for(ctx, family, type, std::min(n, tune_max)), Options{});
+                     can_tune ? problem_for(ctx, family, type, std::min(n, tune_max)) : std::function<Problem()>{},
+                     Options{});
     } catch (...) {
         tuning = false;
         throw;
