@@ -3,6 +3,8 @@
 // p-convergence to the exact cavity mode.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -123,6 +125,57 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 CHECK(max_diff(got, want) <= tol * scale);
             }
         }
+    }
+}
+
+TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked against the default", "[dg]") {
+    // A tuning database of its own (XGPU_CACHE_DIR), tuned on first use within half a second.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("xgpu-test-dg-" + std::to_string(xgpu::test::rng()()));
+    const char* old_dir = std::getenv("XGPU_CACHE_DIR");
+    const std::string saved = old_dir ? old_dir : "";
+    struct Restore {
+        fs::path dir;
+        std::string saved;
+        bool had;
+        ~Restore() {
+            if (had)
+                ::setenv("XGPU_CACHE_DIR", saved.c_str(), 1);
+            else
+                ::unsetenv("XGPU_CACHE_DIR");
+            ::unsetenv("XGPU_AUTOTUNE");
+            ::unsetenv("XGPU_AUTOTUNE_BUDGET");
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } restore{dir, saved, old_dir != nullptr};
+    ::setenv("XGPU_CACHE_DIR", dir.c_str(), 1);
+    ::setenv("XGPU_AUTOTUNE_BUDGET", "0.5", 1);
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::string precision = ctx.device().has_fp64() ? "f64" : "f32";
+        const auto d = dg::make_discretization(4, 4, 0.2);
+        const auto q = random_state(d);
+        std::vector<double> want;
+        dg::host_rhs(d, q, want);
+        const double tol = (precision == "f64" ? 1e-13 : 1e-5) * max_abs(want);
+        ::setenv("XGPU_AUTOTUNE", "on", 1);
+        dg::DeviceMaxwell tuned(ctx, d, {precision});
+        const int npw = tuned.nodes_per_item(), vepb = tuned.volume_elements_per_group();
+        INFO("tuned: " << npw << " nodes per work-item, " << vepb << " elements per volume group");
+        CHECK((npw >= 1 && npw <= d.ref.np));
+        CHECK(vepb >= 1);
+        tuned.set_state(q);
+        tuned.rhs();
+        CHECK(max_diff(tuned.rhs_values(), want) <= tol);
+        // Cached: the database's entry, without timing anything.
+        ::setenv("XGPU_AUTOTUNE", "cached", 1);
+        dg::DeviceMaxwell again(ctx, d, {precision});
+        CHECK(again.nodes_per_item() == npw);
+        CHECK(again.volume_elements_per_group() == vepb);
+        // Off: the measured default.
+        ::setenv("XGPU_AUTOTUNE", "off", 1);
+        dg::DeviceMaxwell plain(ctx, d, {precision});
+        CHECK(plain.nodes_per_item() == dg::default_nodes_per_item(4, ctx.device().type() == xgpu::DeviceType::cpu));
     }
 }
 

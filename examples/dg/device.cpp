@@ -1,11 +1,29 @@
 #include "device.hpp"
 
+#include <xgpu/tune.hpp>
+
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 namespace dg {
+
+namespace {
+
+// `params` with the volume kernel's NPW and VEPB set to these values.
+xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters params, std::int64_t npw,
+                                          std::int64_t vepb) {
+    for (auto& [name, value] : params) {
+        if (name == "NPW") value = npw;
+        if (name == "VEPB") value = vepb;
+    }
+    return params;
+}
+
+} // namespace
 
 int default_nodes_per_item(int /*order*/, bool /*cpu*/) {
     return 1;
@@ -66,7 +84,6 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                                   {"VEPB", vepb_},
                                                   {"MAT_LOCAL", options_.matrices_in_local ? 1 : 0}};
     // One source, so the three kernels come from one compiled program (the context caches it).
-    volume_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_volume").get(params);
     surface_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_surface").get(params);
     update_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_update").get(params);
 
@@ -102,6 +119,65 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
             queue_.fill(*b, 0.0);
         else
             queue_.fill(*b, 0.0f);
+    }
+    // The volume kernel's granularity: as the options say, else from the tuning database (per
+    // XGPU_AUTOTUNE) with the measured default as its start.
+    if (!options_.nodes_per_item && !options_.volume_elements_per_group) tune_volume(params);
+    volume_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_volume").get(granular(params, npw_, vepb_));
+}
+
+void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) {
+    const int np = d_->ref.np;
+    const auto& info = ctx_.device().info();
+    const bool local_matrices = options_.matrices_in_local;
+    const std::size_t value = value_size_;
+    const auto per_element = [np](std::int64_t w) { return (np + w - 1) / w; };
+    xgpu::tune::Space space;
+    space.params = {{"NPW", {}}, {"VEPB", {1, 2, 4, 8, 16, 32}}};
+    for (const std::int64_t w : {1, 2, 3, 4, 6})
+        if (w <= np) space.params[0].values.push_back(w);
+    if (std::find(space.params[1].values.begin(), space.params[1].values.end(), vepb_) == space.params[1].values.end())
+        space.params[1].values.push_back(vepb_);
+    std::sort(space.params[1].values.begin(), space.params[1].values.end());
+    space.valid = [=, &info](const xgpu::tune::Point& pt) {
+        const std::int64_t w = pt.at("NPW"), e = pt.at("VEPB");
+        const std::size_t items = std::size_t(e * per_element(w));
+        const std::size_t local = value * (3 * std::size_t(e) * np + (local_matrices ? 2 * std::size_t(np) * np : 0));
+        return w >= 1 && w <= np && items <= info.max_work_group_size && items <= 1024 &&
+               local <= info.static_local_memory;
+    };
+    const xgpu::tune::Point start{{"NPW", npw_}, {"VEPB", vepb_}};
+    // Timed on this operator's own mesh, from a state of rough values (restored to zero after).
+    const auto problem = [&] {
+        std::vector<double> rough(fields * d_->nodes());
+        for (std::size_t i = 0; i < rough.size(); ++i)
+            rough[i] = std::sin(0.7 * double(i)) + 0.25 * std::cos(3.1 * double(i % 97));
+        set_state(rough);
+        xgpu::tune::Problem pr;
+        pr.prepare = [this, params, per_element](const xgpu::tune::Point& pt) {
+            const xgpu::Kernel k = xgpu::KernelTemplate(ctx_, maxwell_kernel_source, "dg_volume")
+                                       .get(granular(params, pt.at("NPW"), pt.at("VEPB")));
+            const std::size_t e = std::size_t(pt.at("VEPB")), local = e * std::size_t(per_element(pt.at("NPW")));
+            const xgpu::Grid grid{(std::size_t(k_) + e - 1) / e * local, local};
+            return std::function<void()>(
+                [this, k, grid] { k.launch(ctx_.current_queue(), grid, k_, knp_, dr_, ds_, vgeo_, q_, rhs_); });
+        };
+        pr.result = [this] { return rhs_values(); };
+        pr.tolerance = value_size_ == 8 ? 1e-12 : 1e-5; // the same sums; contracted or not
+        return pr;
+    };
+    const xgpu::tune::Key key{"dg_volume", 1,
+                              std::string(value_size_ == 8 ? "f64" : "f32") + ",N" + std::to_string(d_->ref.order) +
+                                  (local_matrices ? ",local" : ""),
+                              std::uint64_t(k_) * std::uint64_t(np)};
+    const auto sel = xgpu::tune::select(ctx_, key, space, start, problem);
+    npw_ = int(sel.point.at("NPW"));
+    vepb_ = int(sel.point.at("VEPB"));
+    if (sel.result) { // the problem's state: back to zero
+        if (value_size_ == 8)
+            queue_.fill(q_, 0.0);
+        else
+            queue_.fill(q_, 0.0f);
     }
 }
 

@@ -32,11 +32,12 @@ struct DeviceOptions {
     // PoCL (same runs as above) the local copy was slower at small groups (one element: N = 4
     // 1.05 against 0.76 ms, N = 7 8.0 against 4.8 ms) and within noise at 16 elements.
     bool matrices_in_local = false;
-    // Nodes of an element per work-item in the volume kernel (1..NP); 0: the measured default
-    // (default_nodes_per_item).
+    // Nodes of an element per work-item in the volume kernel (1..NP), and its elements per
+    // work-group. Both 0: xgpu::tune chooses them (family "dg_volume", keyed on precision, order
+    // and size): the tuning database's entry per XGPU_AUTOTUNE (tuned on this mesh on first use
+    // under `on`), else the default: default_nodes_per_item, with about as many work-items as the
+    // surface kernel's group (elements_per_group times the nodes). One of them 0: its default.
     int nodes_per_item = 0;
-    // Elements per work-group in the volume kernel; 0: as many as give about the work-items of the
-    // surface kernel's group (elements_per_group times the nodes).
     int volume_elements_per_group = 0;
 };
 
@@ -96,6 +97,9 @@ private:
     xgpu::Kernel volume_, surface_, update_;
     xgpu::Buffer q_, rhs_, res_, dr_, ds_, lift_, vgeo_, sgeo_, vmap_m_, vmap_p_;
 
+    // Chooses npw_ and vepb_ through xgpu::tune (the tuning database, or tuning on this mesh
+    // under XGPU_AUTOTUNE=on/force), the measured default as the start.
+    void tune_volume(const xgpu::KernelTemplate::Parameters& params);
     xgpu::Buffer upload(const std::vector<double>& values) const;
     std::vector<double> download(const xgpu::Buffer& b, std::size_t n) const;
 };
