@@ -3,7 +3,7 @@
 # registers NVIDIA's OpenCL driver, then runs the steps named (default: all) and leaves logs in
 # $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck, racecheck and
 # initcheck on the CUDA backend, and the benchmarks on both backends.
-#   scripts/gpu-check.sh [tests] [dialect] [memcheck] [racecheck] [initcheck] [bench]
+#   scripts/gpu-check.sh [tests] [dialect] [memcheck] [racecheck] [initcheck] [bench] [dg]
 set -u
 out=${OUT:-/tmp/xgpu-out}
 mkdir -p "$out"
@@ -65,6 +65,29 @@ for step in $steps; do
     [ -f bench/peers/cupy_bench.py ] && python3 bench/peers/cupy_bench.py >>"$out/bench.txt" 2>&1
     [ -f bench/peers/cupy_spmv.py ] && python3 bench/peers/cupy_spmv.py /tmp/xgpu-spmv >>"$out/bench.txt" 2>&1
     cat "$out/bench.txt"
+    ;;
+  dg)
+    # The DG example's volume kernel over its granularity (examples/dg/granularity.sh), f64 and
+    # f32, N = 3..7, on both backends; then the program at each order as the README's table runs it
+    # (about 2 million dofs), its default against XGPU_AUTOTUNE=on (tuned on the mesh itself).
+    : >"$out/dg.txt"
+    for b in cuda opencl; do
+      dev=""
+      [ $b = opencl ] && dev=nvidia
+      for p in f64 f32; do
+        echo "## $b $p" >>"$out/dg.txt"
+        XGPU_BACKEND=$b XGPU_DEVICE=$dev examples/dg/granularity.sh build/examples/dg/dg $p >>"$out/dg.txt" 2>&1
+      done
+      for n in 3 4 5 6 7; do
+        m=$(awk -v n="$n" 'BEGIN { np = (n + 1) * (n + 2) / 2; printf "%d", sqrt(2000000 / (6 * np)) + 0.5 }')
+        for mode in off on; do
+          echo "## $b N=$n M=$m XGPU_AUTOTUNE=$mode" >>"$out/dg.txt"
+          XGPU_AUTOTUNE=$mode XGPU_BACKEND=$b XGPU_DEVICE=$dev build/examples/dg/dg --order $n --mesh $m \
+            --final-time 0.02 >>"$out/dg.txt" 2>&1
+        done
+      done
+    done
+    grep -E "^##|fastest|^time/step|^volume|^precision" "$out/dg.txt"
     ;;
   esac
 done
