@@ -190,23 +190,40 @@ TEST_CASE("every launch shape computes the same result") {
         auto x = to_device(ctx, hx);
         auto y = empty<double>(ctx, {n});
         auto& generated = ctx.shared().generated;
+        std::vector<LaunchShape> shapes;
         for (unsigned g : {32u, 64u, 256u})
-            for (unsigned items : {1u, 2u, 3u, 4u, 8u}) {
-                if (g > ctx.device().info().max_work_group_size) continue;
-                LaunchShape shape;
-                shape.group_size = g;
-                shape.items = items;
-                const std::size_t before = generated.size();
-                {
-                    LaunchShapeScope scope(KernelFamily::elementwise, shape);
-                    y = 2.0 * x + sin(x);
-                }
-                INFO("shape " << shape.key());
-                CHECK(generated.size() == before + 1); // each shape is a kernel of its own
-                const auto got = y.get();
-                for (std::size_t i = 0; i < n; ++i)
-                    REQUIRE(std::abs(got[i] - (2.0 * hx[i] + std::sin(hx[i]))) <= 1e-14 * (1 + std::abs(got[i])));
+            for (unsigned items : {1u, 2u, 3u, 4u, 8u})
+                shapes.push_back({g, items});
+        // Vector widths: runs of 2 to 8 consecutive elements per item, guarded and whole groups.
+        for (unsigned v : {2u, 4u, 8u})
+            for (unsigned items : {1u, 3u}) {
+                LaunchShape s{64, items};
+                s.vector = v;
+                shapes.push_back(s);
             }
+        LaunchShape whole{32, 1};
+        whole.whole_groups = true;
+        whole.vector = 4;
+        shapes.push_back(whole);
+        for (const LaunchShape& shape : shapes) {
+            if (shape.group_size > ctx.device().info().max_work_group_size) continue;
+            const std::size_t before = generated.size();
+            Array<double> z = zeros<double>(ctx, {n / 2});
+            {
+                LaunchShapeScope scope(KernelFamily::elementwise, shape);
+                y = 2.0 * x + sin(x);
+                z = x(slice(0, std::int64_t(n / 2 * 2), 2)) -
+                    x(slice({}, {}, -2))(slice(0, std::int64_t(n / 2))); // views
+            }
+            INFO("shape " << shape.key());
+            CHECK(generated.size() == before + 2); // each shape is a kernel of its own
+            const auto got = y.get();
+            for (std::size_t i = 0; i < n; ++i)
+                REQUIRE(std::abs(got[i] - (2.0 * hx[i] + std::sin(hx[i]))) <= 1e-14 * (1 + std::abs(got[i])));
+            const auto gz = z.get();
+            for (std::size_t i = 0; i < n / 2; ++i)
+                REQUIRE(gz[i] == hx[2 * i] - hx[n - 1 - 2 * i]);
+        }
         // A shape the device cannot run is refused before anything is generated.
         LaunchShape bad;
         bad.items = 0;
@@ -216,6 +233,10 @@ TEST_CASE("every launch shape computes the same result") {
         huge.group_size = unsigned(ctx.device().info().max_work_group_size) * 2;
         LaunchShapeScope scope2(KernelFamily::elementwise, huge);
         CHECK_THROWS_WITH(y = 2.0 * x, Contains("the device allows work-groups of at most"));
+        LaunchShape wide;
+        wide.vector = 3;
+        LaunchShapeScope scope3(KernelFamily::elementwise, wide);
+        CHECK_THROWS_WITH(y = 2.0 * x, Contains("vector width of an elementwise kernel is 1, 2, 4 or 8"));
     }
 }
 

@@ -39,8 +39,11 @@ struct LaunchShape {
     bool whole_groups = false; // elementwise: whole work-groups run without a per-item guard and one
                                // guarded group takes the rest (CPUs: PoCL vectorises across
                                // work-items only without the guard)
+    unsigned vector = 1;       // elementwise: the vector width, consecutive elements a work-item
+                               // takes per item (1, 2, 4 or 8), adjacent addresses the compiler may
+                               // load and store as one vector
 
-    // "g256i4", "g2i8192", "g256i16s", "g256i8b", "g256i1w": a readable key fragment.
+    // "g256i4", "g2i8192", "g256i16s", "g256i8b", "g256i1w", "g256i2v4": a readable key fragment.
     std::string key() const;
     friend bool operator==(const LaunchShape&, const LaunchShape&) = default;
 };

@@ -26,6 +26,7 @@ std::string source(const Lowered& l, const LaunchShape& shape, DType dst_type) {
     return fill("elementwise.kernel", {{"array_h", kernel_file("array.h")},
                                        {"group_size", group},
                                        {"items", items},
+                                       {"vector", std::to_string(shape.vector)},
                                        {"guard", shape.whole_groups ? "xgpu_guard" : "1"},
                                        {"params", first_line(l.params)},
                                        {"type", device_type(dst_type)},
@@ -70,7 +71,11 @@ std::string stream_source(const StreamKernel& k, const LaunchShape& shape) {
 }
 
 LaunchShape stream_shape(const Context& ctx, DType type) {
-    if (auto s = scoped_shape(ctx, KernelFamily::elementwise, type)) return *s;
+    // Streaming kernels store as they go: no vector width.
+    if (auto s = scoped_shape(ctx, KernelFamily::elementwise, type)) {
+        s->vector = 1;
+        return *s;
+    }
     LaunchShape s = default_launch_shape(ctx, KernelFamily::elementwise, type);
     s.items = 1;
     return s;
@@ -80,7 +85,7 @@ void launch_stream(const Context& ctx, const Kernel& k, std::vector<detail::Kern
                    const LaunchShape& shape) {
     if (count == 0) return;
     const std::size_t wg = shape.group_size;
-    const std::uint64_t per_group = std::uint64_t(wg) * shape.items;
+    const std::uint64_t per_group = std::uint64_t(wg) * shape.items * shape.vector;
     // Rows of at most 2^30 work-items (some OpenCL drivers mishandle 1-D ranges past 2^31).
     const std::size_t row_groups = (std::size_t(1) << 30) / wg;
     const std::size_t at = args.size();

@@ -30,6 +30,10 @@ std::string LaunchShape::key() const {
     if (staged) k += 's';
     if (blocked) k += 'b';
     if (whole_groups) k += 'w';
+    if (vector != 1) {
+        k += 'v';
+        k += fmt::format_int(vector).c_str();
+    }
     return k;
 }
 
@@ -146,6 +150,10 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
         bad_shape(f, s, "elementwise kernels take 1 to 16 items per work-item, neither staged nor blocked");
     if (f == KernelFamily::elementwise && s.whole_groups && s.items != 1)
         bad_shape(f, s, "whole guard-free work-groups take one item per work-item");
+    if (f == KernelFamily::elementwise && s.vector != 1 && s.vector != 2 && s.vector != 4 && s.vector != 8)
+        bad_shape(f, s, "the vector width of an elementwise kernel is 1, 2, 4 or 8");
+    if (f != KernelFamily::elementwise && s.vector != 1)
+        bad_shape(f, s, "only elementwise kernels take a vector width");
     if (f == KernelFamily::reduction && (s.items > 16 || s.staged || s.whole_groups))
         bad_shape(f, s, "reductions take 1 to 16 accumulators per work-item, neither staged nor whole_groups");
     if (f == KernelFamily::scan && (s.group_size < 2 || s.group_size > 1024 || s.blocked || s.whole_groups ||

@@ -17,8 +17,9 @@ namespace xgpu::tune {
 namespace {
 
 // Bumped when the family's kernels change in a way that makes older timings meaningless.
-int version(KernelFamily) {
-    return 1; // every family's first version
+int version(KernelFamily f) {
+    // elementwise 2: the vector width joined its space.
+    return f == KernelFamily::elementwise ? 2 : 1;
 }
 
 // XGPU_AUTOTUNE=on tunes in a launch only from this size on: below it launches are
@@ -100,7 +101,7 @@ Space shape_space(const Context& ctx, KernelFamily family, DType type) {
         s.params = {groups, items, {"staged", {0, 1}}};
         s.valid = [d, type](const Point& p) { return codegen::shape_fits(d, KernelFamily::scan, to_shape(p), type); };
     } else if (family == KernelFamily::elementwise) {
-        s.params = {groups, {"items", {1, 2, 4, 8}}, {"whole_groups", {0, 1}}};
+        s.params = {groups, {"items", {1, 2, 4, 8}}, {"whole_groups", {0, 1}}, {"vector", {1, 2, 4}}};
         s.valid = [max_wg](const Point& p) {
             return std::size_t(p.at("group_size")) <= max_wg && (p.at("whole_groups") == 0 || p.at("items") == 1);
         };
@@ -118,7 +119,10 @@ Space shape_space(const Context& ctx, KernelFamily family, DType type) {
 
 Point to_point(KernelFamily family, const LaunchShape& s) {
     Point p{{"group_size", s.group_size}, {"items", s.items}};
-    if (family == KernelFamily::elementwise) p["whole_groups"] = s.whole_groups;
+    if (family == KernelFamily::elementwise) {
+        p["whole_groups"] = s.whole_groups;
+        p["vector"] = s.vector;
+    }
     if (family == KernelFamily::reduction) p["blocked"] = s.blocked;
     if (family == KernelFamily::scan) p["staged"] = s.staged;
     return p;
@@ -135,6 +139,7 @@ LaunchShape to_shape(const Point& p) {
     s.whole_groups = get("whole_groups", 0) != 0;
     s.blocked = get("blocked", 0) != 0;
     s.staged = get("staged", 0) != 0;
+    s.vector = unsigned(get("vector", 1));
     return s;
 }
 
