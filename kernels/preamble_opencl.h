@@ -43,3 +43,48 @@ typedef int int32_t;
 typedef uint uint32_t;
 typedef long int64_t;
 typedef ulong uint64_t;
+
+/* Vectors: the four-component types image reads return and writes take */
+#define XGPU_FLOAT4(a, b, c, d) ((float4)((a), (b), (c), (d)))
+#define XGPU_INT4(a, b, c, d) ((int4)((a), (b), (c), (d)))
+#define XGPU_UINT4(a, b, c, d) ((uint4)((a), (b), (c), (d)))
+
+/* Images (xgpu/image.hpp). A sampled image parameter is the image and its sampler, two OpenCL
+ * parameters (kernels/preamble_cuda.h: one texture object). SAMPLE reads at float coordinates
+ * through the sampler; FETCH reads texel (x, y, z) exactly, inside the image, whatever the
+ * sampler. _F for float, half and normalised formats, _I for signed and _UI for unsigned integer
+ * formats; each returns four components, (r, 0, 0, 1) and (r, g, 0, 1) for 1 and 2 channels. */
+#define XGPU_IMAGE1D_PARAM(name) read_only image1d_t name, sampler_t name##_xgpu_sampler
+#define XGPU_IMAGE2D_PARAM(name) read_only image2d_t name, sampler_t name##_xgpu_sampler
+#define XGPU_IMAGE3D_PARAM(name) read_only image3d_t name, sampler_t name##_xgpu_sampler
+#define XGPU_WIMAGE2D_PARAM(name) write_only image2d_t name
+#define XGPU_IMAGE_WIDTH(im) get_image_width(im)
+#define XGPU_IMAGE_HEIGHT(im) get_image_height(im)
+#define XGPU_IMAGE_DEPTH(im) get_image_depth(im)
+
+#define XGPU_SAMPLE1D_F(im, x) read_imagef(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_F(im, x, y) read_imagef(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_F(im, x, y, z) read_imagef(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+#define XGPU_SAMPLE1D_I(im, x) read_imagei(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_I(im, x, y) read_imagei(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_I(im, x, y, z) read_imagei(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+#define XGPU_SAMPLE1D_UI(im, x) read_imageui(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_UI(im, x, y) read_imageui(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_UI(im, x, y, z) read_imageui(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+
+#define XGPU_FETCH1D_F(im, x) read_imagef(im, (int)(x))
+#define XGPU_FETCH2D_F(im, x, y) read_imagef(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_F(im, x, y, z) read_imagef(im, (int4)((x), (y), (z), 0))
+#define XGPU_FETCH1D_I(im, x) read_imagei(im, (int)(x))
+#define XGPU_FETCH2D_I(im, x, y) read_imagei(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_I(im, x, y, z) read_imagei(im, (int4)((x), (y), (z), 0))
+#define XGPU_FETCH1D_UI(im, x) read_imageui(im, (int)(x))
+#define XGPU_FETCH2D_UI(im, x, y) read_imageui(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_UI(im, x, y, z) read_imageui(im, (int4)((x), (y), (z), 0))
+
+/* Writes to texel (x, y) of a writable 2-D image: v is a float4, int4 or uint4 (its first
+ * channels are stored; normalised formats convert with rounding and saturation, integer
+ * formats saturate). */
+#define XGPU_WRITE2D_F(im, x, y, v) write_imagef(im, (int2)((x), (y)), (v))
+#define XGPU_WRITE2D_I(im, x, y, v) write_imagei(im, (int2)((x), (y)), (v))
+#define XGPU_WRITE2D_UI(im, x, y, v) write_imageui(im, (int2)((x), (y)), (v))
