@@ -602,3 +602,51 @@ XGPU_KERNEL void takes_image(XGPU_IMAGE2D_PARAM(im), XGPU_GLOBAL float* p) { p[0
         CHECK_THROWS_AS(Image().sampled(Sampler()), InvalidArgument);
     }
 }
+
+TEST_CASE("ElementwiseKernel and the source builder take images as operands") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        if (!ctx.device().info().images.supported) continue;
+        const ImageFormat f{ChannelType::float32, 1};
+        const std::size_t w = 12, h = 5;
+        const auto host = random_vector<float>(w * h, -1, 1);
+        Image src = Image::from_host(ctx, f, host.data(), w, h), dst = Image::create(ctx, f, w, h);
+        ElementwiseKernel twice(ctx, "float* out, image2d src, const int w",
+                                "out[i] = 2.0f * XGPU_FETCH2D_F(src, (int)(i % w), (int)(i / w)).x", "twice_image");
+        auto out = empty<float>(ctx, {w * h});
+        twice(out, src.sampled(Sampler()), int(w));
+        const auto got = out.get();
+        for (std::size_t i = 0; i < w * h; ++i)
+            REQUIRE(got[i] == 2.0f * host[i]);
+        ElementwiseKernel fill(ctx, "wimage2d dst, image2d src, const int w",
+                               "XGPU_WRITE2D_F(dst, (int)(i % w), (int)(i / w), XGPU_FLOAT4(-XGPU_SAMPLE2D_F(src, "
+                               "(float)(i % w) + 0.5f, (float)(i / w) + 0.5f).x, 0.0f, 0.0f, 1.0f))",
+                               "negate_image");
+        fill(slice(0, std::int64_t(w * h)), dst.writable(), src.sampled(Sampler()), int(w));
+        std::vector<float> back(w * h);
+        dst.read(back.data());
+        for (std::size_t i = 0; i < w * h; ++i)
+            REQUIRE(back[i] == -host[i]);
+        // Arguments of the wrong kind are refused before the launch.
+        CHECK_THROWS_WITH(twice(out, dst.writable(), int(w)), Contains("must be a sampled image"));
+        CHECK_THROWS_WITH(twice(out, out, int(w)), Contains("must be a sampled image"));
+        CHECK_THROWS_WITH(twice(src.sampled(Sampler()), src.sampled(Sampler()), int(w)), Contains("must be an Array"));
+        Image one = Image::create(ctx, f, 8);
+        CHECK_THROWS_WITH(twice(out, one.sampled(Sampler()), int(w)), Contains("2-D image, but a 1-D"));
+        CHECK_THROWS_WITH(ElementwiseKernel(ctx, "float* out, image4d src", "out[i] = 0", "bad"), Contains("image4d"));
+
+        // The source builder's image parameters.
+        codegen::Source s;
+        s.kernel("mirror").image_param(2, "src").image_param(2, "dst", true).param("const int", "w").body();
+        s.line("const int x = (int)XGPU_GLOBAL_ID(0), y = (int)XGPU_GLOBAL_ID(1);");
+        s.line("XGPU_WRITE2D_F(dst, x, y, XGPU_FETCH2D_F(src, w - 1 - x, y));");
+        s.close();
+        CHECK_THAT(s.str(), Contains("XGPU_IMAGE2D_PARAM(src), XGPU_WIMAGE2D_PARAM(dst), const int w"));
+        ctx.compile(s.str()).kernel("mirror").launch(ctx.queue(), Grid{{w, h}}, src.sampled(Sampler()), dst.writable(),
+                                                     int(w));
+        dst.read(back.data());
+        for (std::size_t y = 0; y < h; ++y)
+            for (std::size_t x = 0; x < w; ++x)
+                REQUIRE(back[y * w + x] == host[y * w + (w - 1 - x)]);
+        CHECK_THROWS_AS(codegen::Source().kernel("k").image_param(3, "v", true), std::invalid_argument);
+    }
+}
