@@ -62,25 +62,56 @@ typedef ulong uint64_t;
 #define XGPU_IMAGE_HEIGHT(im) get_image_height(im)
 #define XGPU_IMAGE_DEPTH(im) get_image_depth(im)
 
-#define XGPU_SAMPLE1D_F(im, x) read_imagef(im, im##_xgpu_sampler, (float)(x))
-#define XGPU_SAMPLE2D_F(im, x, y) read_imagef(im, im##_xgpu_sampler, (float2)((x), (y)))
-#define XGPU_SAMPLE3D_F(im, x, y, z) read_imagef(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
-#define XGPU_SAMPLE1D_I(im, x) read_imagei(im, im##_xgpu_sampler, (float)(x))
-#define XGPU_SAMPLE2D_I(im, x, y) read_imagei(im, im##_xgpu_sampler, (float2)((x), (y)))
-#define XGPU_SAMPLE3D_I(im, x, y, z) read_imagei(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
-#define XGPU_SAMPLE1D_UI(im, x) read_imageui(im, im##_xgpu_sampler, (float)(x))
-#define XGPU_SAMPLE2D_UI(im, x, y) read_imageui(im, im##_xgpu_sampler, (float2)((x), (y)))
-#define XGPU_SAMPLE3D_UI(im, x, y, z) read_imageui(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+/* PoCL 3.1 was seen to return alpha 0 for 1-channel images (integer reads, and the border of
+ * CL_ADDRESS_CLAMP), where OpenCL says 1: the channels a format lacks are set here, from the
+ * image's channel order, as on CUDA. */
+XGPU_DEVICE_FN float4 xgpu_fixf_(float4 v, int order) {
+    if (order == CLK_R) v.y = 0.0f;
+    if (order == CLK_R || order == CLK_RG) {
+        v.z = 0.0f;
+        v.w = 1.0f;
+    }
+    return v;
+}
+XGPU_DEVICE_FN int4 xgpu_fixi_(int4 v, int order) {
+    if (order == CLK_R) v.y = 0;
+    if (order == CLK_R || order == CLK_RG) {
+        v.z = 0;
+        v.w = 1;
+    }
+    return v;
+}
+XGPU_DEVICE_FN uint4 xgpu_fixui_(uint4 v, int order) {
+    if (order == CLK_R) v.y = 0u;
+    if (order == CLK_R || order == CLK_RG) {
+        v.z = 0u;
+        v.w = 1u;
+    }
+    return v;
+}
+#define XGPU_READ_F_(im, ...) xgpu_fixf_(read_imagef(im, __VA_ARGS__), get_image_channel_order(im))
+#define XGPU_READ_I_(im, ...) xgpu_fixi_(read_imagei(im, __VA_ARGS__), get_image_channel_order(im))
+#define XGPU_READ_UI_(im, ...) xgpu_fixui_(read_imageui(im, __VA_ARGS__), get_image_channel_order(im))
 
-#define XGPU_FETCH1D_F(im, x) read_imagef(im, (int)(x))
-#define XGPU_FETCH2D_F(im, x, y) read_imagef(im, (int2)((x), (y)))
-#define XGPU_FETCH3D_F(im, x, y, z) read_imagef(im, (int4)((x), (y), (z), 0))
-#define XGPU_FETCH1D_I(im, x) read_imagei(im, (int)(x))
-#define XGPU_FETCH2D_I(im, x, y) read_imagei(im, (int2)((x), (y)))
-#define XGPU_FETCH3D_I(im, x, y, z) read_imagei(im, (int4)((x), (y), (z), 0))
-#define XGPU_FETCH1D_UI(im, x) read_imageui(im, (int)(x))
-#define XGPU_FETCH2D_UI(im, x, y) read_imageui(im, (int2)((x), (y)))
-#define XGPU_FETCH3D_UI(im, x, y, z) read_imageui(im, (int4)((x), (y), (z), 0))
+#define XGPU_SAMPLE1D_F(im, x) XGPU_READ_F_(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_F(im, x, y) XGPU_READ_F_(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_F(im, x, y, z) XGPU_READ_F_(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+#define XGPU_SAMPLE1D_I(im, x) XGPU_READ_I_(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_I(im, x, y) XGPU_READ_I_(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_I(im, x, y, z) XGPU_READ_I_(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+#define XGPU_SAMPLE1D_UI(im, x) XGPU_READ_UI_(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_UI(im, x, y) XGPU_READ_UI_(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_UI(im, x, y, z) XGPU_READ_UI_(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+
+#define XGPU_FETCH1D_F(im, x) XGPU_READ_F_(im, (int)(x))
+#define XGPU_FETCH2D_F(im, x, y) XGPU_READ_F_(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_F(im, x, y, z) XGPU_READ_F_(im, (int4)((x), (y), (z), 0))
+#define XGPU_FETCH1D_I(im, x) XGPU_READ_I_(im, (int)(x))
+#define XGPU_FETCH2D_I(im, x, y) XGPU_READ_I_(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_I(im, x, y, z) XGPU_READ_I_(im, (int4)((x), (y), (z), 0))
+#define XGPU_FETCH1D_UI(im, x) XGPU_READ_UI_(im, (int)(x))
+#define XGPU_FETCH2D_UI(im, x, y) XGPU_READ_UI_(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_UI(im, x, y, z) XGPU_READ_UI_(im, (int4)((x), (y), (z), 0))
 
 /* Writes to texel (x, y) of a writable 2-D image: v is a float4, int4 or uint4 (its first
  * channels are stored; normalised formats convert with rounding and saturation, integer

@@ -350,6 +350,8 @@ TEST_CASE("Sampling at texel centres returns the texels exactly, through SAMPLE 
                             const double want = channel_value(f, texels.data(), i, c);
                             // Normalised formats: the device's float of the integer (OpenCL allows 1.5 ulp).
                             const double tol = f.normalized ? 1e-6 : 0;
+                            INFO("texel " << i << " channel " << c << ": sampled " << got[4 * i + c] << ", fetched "
+                                          << fetched[4 * i + c] << ", want " << want);
                             REQUIRE(std::fabs(got[4 * i + c] - want) <= tol);
                             REQUIRE(std::fabs(fetched[4 * i + c] - want) <= tol);
                         }
@@ -507,6 +509,7 @@ XGPU_KERNEL void copy_f(XGPU_IMAGE2D_PARAM(src), XGPU_WIMAGE2D_PARAM(dst)) {
                             const double v[4] = {X + 1000 * Y, 3 * X, 9, 7};
                             want = std::min(v[c], std::ldexp(1.0, int(8 * channel_size(f.type))) - 1);
                         }
+                        INFO("texel (" << x << ", " << y << ") channel " << c << ": " << got << ", want " << want);
                         REQUIRE(std::fabs(got - want) <= 1e-6);
                     }
         }
