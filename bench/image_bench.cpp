@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
             auto im = xgpu::Image::from_host(ctx, f, host.data(), std::size_t(n), std::size_t(n));
             const auto k = prog.kernel("sample_rotated");
             const double ms = median_ms(q, reps, [&] { k.launch(q, grid, im.sampled(linear), out, n, c, s); });
-            std::printf("| %s | %.3f | %.2f |\n", f.str().c_str(), ms, double(texels) / (ms * 1e6));
+            std::printf("| %s | %.3f | %.3g |\n", f.str().c_str(), ms, double(texels) / (ms * 1e6));
         }
 
         std::printf("\n| 5-point stencil, float32 | ms | GB/s |\n|---|---|---|\n");
@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
         q.read(out, from_image.data(), texels * sizeof(float));
         const double ms_buffer = median_ms(q, reps, [&] { kb.launch(q, grid, u_buffer, out, n); });
         q.read(out, from_buffer.data(), texels * sizeof(float));
-        std::printf("| read through an image | %.3f | %.1f |\n", ms_image, bytes / (ms_image * 1e6));
-        std::printf("| read from a buffer | %.3f | %.1f |\n", ms_buffer, bytes / (ms_buffer * 1e6));
+        std::printf("| read through an image | %.3f | %.3g |\n", ms_image, bytes / (ms_image * 1e6));
+        std::printf("| read from a buffer | %.3f | %.3g |\n", ms_buffer, bytes / (ms_buffer * 1e6));
         if (from_image != from_buffer) {
             std::printf("FAILED: the image and buffer stencils differ\n");
             return 1;

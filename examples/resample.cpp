@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
         }
         std::sort(ms.begin(), ms.end());
         const double t = ms[ms.size() / 2];
-        std::printf("resample: %.3f ms, %.2f Gtexel/s (bilinear samples of the uint8x4 picture)\n", t,
+        std::printf("resample: %.3f ms, %.3g Gtexel/s (bilinear samples of the uint8x4 picture)\n", t,
                     double(w) * h / (t * 1e6));
         if (worst_excess > 0) {
             std::printf("FAILED: device and host differ by more than the tolerance\n");

@@ -542,6 +542,12 @@ TEST_CASE("Image errors are raised before any work, naming the problem") {
         CHECK_THROWS_WITH(Image::create(ctx, {ChannelType::float32, 1, true}, 4, 4),
                           Contains("float32x1 normalized") && Contains("normalised"));
         CHECK_THROWS_AS(Image::create(ctx, {ChannelType::uint32, 4, true}, 4), InvalidArgument);
+        // A format the device lacks (PoCL: float16 and 2-channel images) is named.
+        for (const auto& g : all_formats())
+            if (!Image::supported(ctx, g, 2)) {
+                CHECK_THROWS_WITH(Image::create(ctx, g, 4, 4), Contains("does not support") && Contains(g.str()));
+                break;
+            }
         // Sampler modes one backend lacks; filtering integers.
         CHECK_THROWS_WITH(Sampler(false, Filter::nearest, Addressing::repeat),
                           Contains("repeat") && Contains("normalised coordinates"));

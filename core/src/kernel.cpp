@@ -88,12 +88,22 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
     const int expected = impl_->num_args();
     // A sampled image fills two parameters on OpenCL (image and sampler).
     const unsigned per_image = q.context->sampled_image_params();
-    std::size_t params = 0, images = 0;
+    std::size_t params = 0, images = 0, written = 0;
     for (const auto& a : args) {
         const bool sampled = a.kind == detail::KernelArg::Kind::sampled_image;
         params += sampled ? per_image : 1;
         images += sampled;
+        written += a.kind == detail::KernelArg::Kind::writable_image;
     }
+    // OpenCL's per-kernel limits (CUDA sets none: 0).
+    const auto& lim = dev.images;
+    if ((lim.max_read_images && images > lim.max_read_images) || (lim.max_samplers && images > lim.max_samplers) ||
+        (lim.max_write_images && written > lim.max_write_images))
+        throw InvalidArgument(fmt::format("xgpu: launch of '{}': {} sampled and {} writable images; the device takes "
+                                          "at most {} read images, {} samplers and {} written images per kernel",
+                                          impl_->name, images, written, lim.max_read_images, lim.max_samplers,
+                                          lim.max_write_images),
+                              {dev.backend, "launch", 0, ""});
     if (expected >= 0 && std::size_t(expected) != params)
         throw InvalidArgument(
             images && per_image != 1
