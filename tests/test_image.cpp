@@ -607,7 +607,20 @@ XGPU_KERNEL void takes_image(XGPU_IMAGE2D_PARAM(im), XGPU_GLOBAL float* p) { p[0
             CHECK_THROWS_WITH(ti.launch(ctx.queue(), Grid{1}, im1.sampled(Sampler()), out.buffer()),
                               Contains("2-D image parameter, but the image is 1-D"));
         }
-        // Images of another context.
+        // More sampled images than the device takes samplers per kernel (OpenCL: 16 on PoCL).
+        if (lim.max_samplers && lim.max_samplers < 64) {
+            codegen::Source many;
+            many.kernel("many");
+            for (unsigned i = 0; i <= lim.max_samplers; ++i)
+                many.image_param(2, "im" + std::to_string(i));
+            many.param("XGPU_GLOBAL float*", "out").body().line("out[0] = XGPU_FETCH2D_F(im0, 0, 0).x;").close();
+            const auto k = ctx.compile(many.str()).kernel("many");
+            std::vector<detail::KernelArg> args(lim.max_samplers + 1, detail::make_arg(im.sampled(Sampler())));
+            args.push_back(detail::make_arg(out.buffer()));
+            CHECK_THROWS_WITH(k.launch_args(ctx.queue(), Grid{1}, args),
+                              Contains(std::to_string(lim.max_samplers) + " samplers"));
+        }
+        // An empty image.
         CHECK_THROWS_AS(Image().sampled(Sampler()), InvalidArgument);
     }
 }
@@ -657,5 +670,47 @@ TEST_CASE("ElementwiseKernel and the source builder take images as operands") {
             for (std::size_t x = 0; x < w; ++x)
                 REQUIRE(back[y * w + x] == host[y * w + (w - 1 - x)]);
         CHECK_THROWS_AS(codegen::Source().kernel("k").image_param(3, "v", true), std::invalid_argument);
+    }
+}
+
+TEST_CASE("A 2-D image view of a pitched buffer, where the backend has one") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto& lim = ctx.device().info().images;
+        const ImageFormat f{ChannelType::float32, 4};
+        auto buffer = ctx.alloc(std::size_t(4) << 20); // large: the allocation is aligned for textures
+        if (!lim.buffer_views) {
+            CHECK_THROWS_WITH(Image::view(ctx, buffer, 0, f, 8, 8, 256),
+                              Contains("no 2-D images over a buffer") && Contains("copy_from"));
+            continue;
+        }
+        const std::size_t w = 37, h = 19, align = std::max<std::size_t>(lim.view_pitch_alignment, 1);
+        const std::size_t pitch = (w * f.texel_bytes() + align - 1) / align * align;
+        const auto texels = random_texels(f, pitch / f.texel_bytes() * h);
+        ctx.queue().write(buffer, texels.data(), texels.size());
+        Image view = Image::view(ctx, buffer, 0, f, w, h, pitch);
+        CHECK(view.width() == w);
+        CHECK(view.height() == h);
+        std::vector<float> ints;
+        for (std::size_t y = 0; y < h; ++y)
+            for (std::size_t x = 0; x < w; ++x) {
+                ints.push_back(float(x));
+                ints.push_back(float(y));
+            }
+        const auto got = sample(ctx, view, Sampler(), ints, true);
+        for (std::size_t y = 0; y < h; ++y)
+            for (std::size_t x = 0; x < w; ++x)
+                for (unsigned c = 0; c < 4; ++c)
+                    REQUIRE(got[4 * (y * w + x) + c] == channel_value(f, texels.data(), y * (pitch / 16) + x, c));
+        // The view sees later writes to the buffer; it is not written or copied as an image.
+        const float one[4] = {1, 2, 3, 4};
+        ctx.queue().write(buffer, one, sizeof one);
+        CHECK(sample(ctx, view, Sampler(), {0.0f, 0.0f}, true)[3] == 4.0);
+        std::vector<float> host(w * h * 4);
+        CHECK_THROWS_WITH(view.read(host.data()), Contains("view of a buffer"));
+        CHECK_THROWS_WITH(view.writable(), Contains("view of a buffer"));
+        // Misfits are refused.
+        CHECK_THROWS_WITH(Image::view(ctx, buffer, 0, f, w, h, w * 16 - 16), Contains("shorter than a row"));
+        if (align > 1) CHECK_THROWS_WITH(Image::view(ctx, buffer, 0, f, 1, h, align + 1), Contains("not a multiple"));
+        CHECK_THROWS_WITH(Image::view(ctx, buffer, buffer.size() - 64, f, w, h, pitch), Contains("past the buffer"));
     }
 }

@@ -107,6 +107,14 @@ int main() {
                         limit(im.max_read_images).c_str(), limit(im.max_write_images).c_str(),
                         limit(im.max_samplers).c_str());
             std::printf("        2-D image channels read [written] (n: normalised):%s\n", image_formats(d).c_str());
+            if (im.buffer_views)
+                std::printf("        2-D image views of buffers: up to %zux%zu, pitch up to %zu bytes, pitch a "
+                            "multiple of %zu, "
+                            "first texel aligned to %zu bytes\n",
+                            im.max_width_view, im.max_height_view, im.max_pitch_view, im.view_pitch_alignment,
+                            im.view_base_alignment);
+            else
+                std::printf("        2-D image views of buffers: none\n");
         }
         std::printf("\n");
     }

@@ -80,6 +80,10 @@ public:
     bool image_format_supported(const ImageFormat& format, unsigned dims, bool writable) override;
     std::shared_ptr<detail::ImageImpl> create_image(const ImageFormat& format, unsigned dims,
                                                     const std::array<std::size_t, 3>& extent) override;
+    std::shared_ptr<detail::ImageImpl> create_image_view(const std::shared_ptr<detail::BufferImpl>& buffer,
+                                                         std::size_t offset, const ImageFormat& format,
+                                                         std::size_t width, std::size_t height,
+                                                         std::size_t pitch) override;
 
     // Makes this context current on the calling thread (cheap when it already is).
     void make_current() const {
@@ -128,11 +132,16 @@ public:
 class Image final : public detail::ImageImpl {
 public:
     Image(std::shared_ptr<Context> ctx, const ImageFormat& f, unsigned d, const std::array<std::size_t, 3>& e);
+    // A 2-D view of pitched device memory (Image::view): no array, textures over the memory.
+    Image(std::shared_ptr<Context> ctx, const ImageFormat& f, std::size_t width, std::size_t height, CUdeviceptr memory,
+          std::size_t pitch);
     ~Image() override;
     CUtexObject texture(unsigned sampler_key);
     CUsurfObject surface();
     Context& owner;
     CUarray array = nullptr;
+    CUdeviceptr memory = 0; // a view's first texel
+    std::size_t pitch = 0;  // a view's row pitch in bytes
 
 private:
     std::mutex mutex_;

@@ -28,6 +28,13 @@ ImageLimits image_limits(CUdevice d) {
     // surface limits.
     l.max_width_writable_2d = std::min(l.max_width_2d, attr(CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH));
     l.max_height_writable_2d = std::min(l.max_height_2d, attr(CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT));
+    // Views of buffers: pitched-linear textures (CU_RESOURCE_TYPE_PITCH2D).
+    l.buffer_views = true;
+    l.max_width_view = attr(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH);
+    l.max_height_view = attr(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT);
+    l.max_pitch_view = attr(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH);
+    l.view_pitch_alignment = attr(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT);
+    l.view_base_alignment = attr(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT);
     return l;
 }
 
@@ -57,10 +64,21 @@ CUaddress_mode address_mode(Addressing a) {
     return CU_TR_ADDRESS_MODE_CLAMP;
 }
 
-CUDA_RESOURCE_DESC resource(CUarray array) {
+// The resource textures and surfaces are made over: the array, or a view's pitched memory.
+CUDA_RESOURCE_DESC resource(const Image& im) {
     CUDA_RESOURCE_DESC r{};
-    r.resType = CU_RESOURCE_TYPE_ARRAY;
-    r.res.array.hArray = array;
+    if (im.array) {
+        r.resType = CU_RESOURCE_TYPE_ARRAY;
+        r.res.array.hArray = im.array;
+    } else {
+        r.resType = CU_RESOURCE_TYPE_PITCH2D;
+        r.res.pitch2D.devPtr = im.memory;
+        r.res.pitch2D.format = array_format(im.format.type);
+        r.res.pitch2D.numChannels = im.format.channels;
+        r.res.pitch2D.width = im.extent[0];
+        r.res.pitch2D.height = im.extent[1];
+        r.res.pitch2D.pitchInBytes = im.pitch;
+    }
     return r;
 }
 
@@ -123,19 +141,23 @@ Image::Image(std::shared_ptr<Context> ctx, const ImageFormat& f, unsigned d, con
           fmt::format("{}-D image {}x{}x{} of {} on {}", d, e[0], e[1], e[2], f.str(), ctx->device().name()));
 }
 
+Image::Image(std::shared_ptr<Context> ctx, const ImageFormat& f, std::size_t width, std::size_t height,
+             CUdeviceptr first, std::size_t row_pitch)
+    : ImageImpl(ctx, f, 2, {width, height, 1}), owner(*ctx), memory(first), pitch(row_pitch) {}
+
 Image::~Image() {
     if (!owner.try_make_current()) return; // a destructor cannot report
     for (const auto& [key, tex] : textures_)
         api::cuTexObjectDestroy(tex);
     if (surface_) api::cuSurfObjectDestroy(surface_);
-    api::cuArrayDestroy(array);
+    if (array) api::cuArrayDestroy(array);
 }
 
 CUtexObject Image::texture(unsigned key) {
     std::lock_guard lock(mutex_);
     if (auto it = textures_.find(key); it != textures_.end()) return it->second;
     const Sampler s = Sampler::from_key(key);
-    const CUDA_RESOURCE_DESC res = resource(array);
+    const CUDA_RESOURCE_DESC res = resource(*this);
     CUDA_TEXTURE_DESC tex{};
     for (auto& m : tex.addressMode)
         m = address_mode(s.addressing());
@@ -155,7 +177,7 @@ CUtexObject Image::texture(unsigned key) {
 CUsurfObject Image::surface() {
     std::lock_guard lock(mutex_);
     if (surface_) return surface_;
-    const CUDA_RESOURCE_DESC res = resource(array);
+    const CUDA_RESOURCE_DESC res = resource(*this);
     owner.make_current();
     check(api::cuSurfObjectCreate(&surface_, &res), "cuSurfObjectCreate",
           fmt::format("{}-D image of {}", dims, format.str()));
@@ -169,6 +191,20 @@ bool Context::image_format_supported(const ImageFormat&, unsigned, bool) {
 std::shared_ptr<detail::ImageImpl> Context::create_image(const ImageFormat& format, unsigned dims,
                                                          const std::array<std::size_t, 3>& extent) {
     return std::make_shared<Image>(self(), format, dims, extent);
+}
+
+std::shared_ptr<detail::ImageImpl> Context::create_image_view(const std::shared_ptr<detail::BufferImpl>& buffer,
+                                                              std::size_t offset, const ImageFormat& format,
+                                                              std::size_t width, std::size_t height,
+                                                              std::size_t pitch) {
+    const CUdeviceptr first = static_cast<Buffer&>(*buffer).pointer + offset;
+    const std::size_t align = device().info().images.view_base_alignment;
+    if (align && first % align != 0)
+        throw InvalidArgument(fmt::format("xgpu[cuda]: Image::view: the view's first texel (buffer offset {}) is not "
+                                          "aligned to the device's {} bytes for textures",
+                                          offset, align),
+                              {"cuda", "image", 0, ""});
+    return std::make_shared<Image>(self(), format, width, height, first, pitch);
 }
 
 void Queue::write_image(detail::ImageImpl& dst, const ImageRegion& r, const void* src) {

@@ -143,6 +143,15 @@ const detail::ImageImpl& need(const std::shared_ptr<detail::ImageImpl>& im, cons
     return *im;
 }
 
+// Transfers and writes are refused on views of a buffer: the buffer is the way to its memory.
+const detail::ImageImpl& need_own(const std::shared_ptr<detail::ImageImpl>& im, const char* what) {
+    const auto& i = need(im, what);
+    if (i.viewed)
+        bad(i.context->device().backend(),
+            fmt::format("{}: the image is a view of a buffer (Image::view); transfer through the buffer", what));
+    return i;
+}
+
 } // namespace
 
 Image Image::create(const Context& ctx, ImageFormat format, std::size_t width, std::size_t height, std::size_t depth) {
@@ -180,6 +189,47 @@ bool Image::supported(const Context& ctx, ImageFormat format, unsigned dims, boo
         return false;
     }
     return ctx.impl()->image_format_supported(format, dims, writable);
+}
+
+Image Image::view(const Context& ctx, const Buffer& buffer, std::size_t offset, ImageFormat format, std::size_t width,
+                  std::size_t height, std::size_t row_pitch) {
+    if (!buffer) throw InvalidArgument("xgpu: Image::view of an empty Buffer");
+    if (!ctx.impl() || buffer.impl()->context != ctx.impl())
+        throw InvalidArgument("xgpu: Image::view: the buffer belongs to another context");
+    const auto& ctx_impl = ctx.impl();
+    const auto& dev = ctx_impl->device().info();
+    const std::string& be = dev.backend;
+    check_format(be, format);
+    const auto& lim = dev.images;
+    if (!lim.buffer_views)
+        bad(be, fmt::format("Image::view: {} ({}) has no 2-D images over a buffer without a copy{}; create an "
+                            "image and copy_from the buffer",
+                            dev.name, be,
+                            be == "opencl" ? " (OpenCL 1.2 has none; cl_khr_image2d_from_buffer is not used)" : ""));
+    if (width == 0 || height == 0) bad(be, fmt::format("Image::view: a view of {}x{} texels", width, height));
+    if (width > lim.max_width_view || height > lim.max_height_view || row_pitch > lim.max_pitch_view)
+        bad(be, fmt::format("Image::view: {}x{} texels with a pitch of {} bytes is past the device's limits of {}x{} "
+                            "and {} bytes",
+                            width, height, row_pitch, lim.max_width_view, lim.max_height_view, lim.max_pitch_view));
+    if (row_pitch < width * format.texel_bytes())
+        bad(be, fmt::format("Image::view: a pitch of {} bytes is shorter than a row of {} texels of {} ({} bytes)",
+                            row_pitch, width, format.str(), width * format.texel_bytes()));
+    if (lim.view_pitch_alignment && row_pitch % lim.view_pitch_alignment != 0)
+        bad(be, fmt::format("Image::view: the pitch of {} bytes is not a multiple of the device's {}", row_pitch,
+                            lim.view_pitch_alignment));
+    const std::size_t bytes = (height - 1) * row_pitch + width * format.texel_bytes();
+    if (offset > buffer.size() || bytes > buffer.size() - offset)
+        bad(be, fmt::format("Image::view: {} bytes from offset {} are past the buffer's {} bytes", bytes, offset,
+                            buffer.size()));
+    if (!ctx_impl->image_format_supported(format, 2, false))
+        bad(be, fmt::format("Image::view: {} does not support images of format {}", dev.name, format.str()));
+    auto impl = ctx_impl->create_image_view(buffer.impl(), offset, format, width, height, row_pitch);
+    if (!impl) bad(be, "Image::view: the backend has no buffer views");
+    impl->viewed = buffer.impl();
+    impl->view_offset = offset;
+    impl->view_pitch = row_pitch;
+    impl->handle = std::make_shared<Context>(ctx);
+    return Image(std::move(impl));
 }
 
 Image Image::from_host(const Context& ctx, ImageFormat format, const void* texels, std::size_t width,
@@ -253,7 +303,7 @@ ImageRegion Image::whole() const {
 }
 
 void Image::write(const void* texels, const ImageRegion& region) const {
-    const auto& im = need(impl_, "write");
+    const auto& im = need_own(impl_, "Image::write");
     check_region(im, region, "Image::write");
     if (!texels) bad(im.context->device().backend(), "Image::write: null host pointer");
     if (region.texels() == 0) return;
@@ -261,7 +311,7 @@ void Image::write(const void* texels, const ImageRegion& region) const {
 }
 
 void Image::read(void* texels, const ImageRegion& region) const {
-    const auto& im = need(impl_, "read");
+    const auto& im = need_own(impl_, "Image::read");
     check_region(im, region, "Image::read");
     if (!texels) bad(im.context->device().backend(), "Image::read: null host pointer");
     if (region.texels() == 0) return;
@@ -282,7 +332,7 @@ void check_buffer(const detail::ImageImpl& im, const Buffer& b, std::size_t offs
 } // namespace
 
 void Image::copy_from(const Buffer& src, std::size_t offset, const ImageRegion& region) const {
-    const auto& im = need(impl_, "copy_from");
+    const auto& im = need_own(impl_, "Image::copy_from");
     check_region(im, region, "Image::copy_from");
     check_buffer(im, src, offset, region, "Image::copy_from");
     if (region.texels() == 0) return;
@@ -292,7 +342,7 @@ void Image::copy_from(const Buffer& src, std::size_t offset, const ImageRegion& 
 }
 
 void Image::copy_to(const Buffer& dst, std::size_t offset, const ImageRegion& region) const {
-    const auto& im = need(impl_, "copy_to");
+    const auto& im = need_own(impl_, "Image::copy_to");
     check_region(im, region, "Image::copy_to");
     check_buffer(im, dst, offset, region, "Image::copy_to");
     if (region.texels() == 0) return;
@@ -302,7 +352,7 @@ void Image::copy_to(const Buffer& dst, std::size_t offset, const ImageRegion& re
 }
 
 void Image::copy_array(const detail::ArrayDesc& a, const ImageRegion& region, bool to_image) const {
-    const auto& im = need(impl_, to_image ? "copy_from" : "copy_to");
+    const auto& im = need_own(impl_, to_image ? "Image::copy_from" : "Image::copy_to");
     const char* what = to_image ? "Image::copy_from(Array)" : "Image::copy_to(Array)";
     const std::string& be = im.context->device().backend();
     if (!a.buffer) bad(be, fmt::format("{}: empty Array", what));
@@ -332,7 +382,7 @@ SampledImage Image::sampled(const Sampler& sampler) const {
 }
 
 WritableImage Image::writable() const {
-    const auto& im = need(impl_, "writable");
+    const auto& im = need_own(impl_, "Image::writable");
     const auto& dev = im.context->device().info();
     if (im.dims != 2)
         bad(dev.backend, fmt::format("Image::writable: kernels write 2-D images only (this one is {}-D): 3-D writes "

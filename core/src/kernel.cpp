@@ -139,8 +139,11 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
                                           impl_->name, local_bytes, dev.local_memory));
     check_grid(impl_->name, grid, dev);
     if (grid.global.total() == 0) return; // nothing to run
-    for (const auto& a : args)
+    for (const auto& a : args) {
         if (a.kind == detail::KernelArg::Kind::buffer) detail::record_use(*a.buffer, queue.impl());
+        if (a.kind == detail::KernelArg::Kind::sampled_image && a.image->viewed)
+            detail::record_use(*a.image->viewed, queue.impl());
+    }
     if (detail::profiling()) {
         auto before = q.marker();
         q.launch(*impl_, grid, args);

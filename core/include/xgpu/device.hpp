@@ -23,6 +23,10 @@ struct ImageLimits {
     unsigned max_read_images = 0;  // per kernel; 0 where the backend sets no limit (CUDA)
     unsigned max_write_images = 0; // per kernel; 0 where the backend sets no limit (CUDA)
     unsigned max_samplers = 0;     // per kernel; 0 where the backend sets no limit (CUDA)
+    // 2-D image views of a buffer without a copy (Image::view): CUDA's pitched-linear textures.
+    bool buffer_views = false;
+    std::size_t max_width_view = 0, max_height_view = 0, max_pitch_view = 0; // pitch in bytes
+    std::size_t view_pitch_alignment = 0, view_base_alignment = 0;           // bytes
 };
 
 // Plain facts about one device, as the backend reports them.

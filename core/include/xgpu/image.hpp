@@ -54,6 +54,13 @@ public:
     // problem for a format the device lacks or sizes past its limits (DeviceInfo::images).
     static Image create(const Context& ctx, ImageFormat format, std::size_t width, std::size_t height = 0,
                         std::size_t depth = 0);
+    // A 2-D image over the memory of `buffer` (of `ctx`) without a copy: `width` x `height` texels from byte
+    // `offset`, rows `row_pitch` bytes apart. Kernels read it (Image::sampled) and see the buffer's
+    // current contents; it cannot be written or copied as an image (use the buffer). CUDA only
+    // (a pitched-linear texture; offset and pitch aligned as DeviceInfo::images says): OpenCL 1.2
+    // has no 2-D image over a buffer, and xgpu refuses the call there with a message.
+    static Image view(const Context& ctx, const Buffer& buffer, std::size_t offset, ImageFormat format,
+                      std::size_t width, std::size_t height, std::size_t row_pitch);
     // Whether `ctx`'s device takes images of `format` in `dims` dimensions (that kernels write,
     // where `writable`).
     static bool supported(const Context& ctx, ImageFormat format, unsigned dims, bool writable = false);

@@ -77,6 +77,9 @@ public:
     const unsigned dims;
     const std::array<std::size_t, 3> extent;
     std::shared_ptr<void> handle; // the neutral layer's Context handle (image.cpp), for its queue
+    // A view of a buffer's memory (Image::view): read by kernels only; the buffer is kept alive.
+    std::shared_ptr<BufferImpl> viewed;
+    std::size_t view_offset = 0, view_pitch = 0;
 };
 
 class KernelImpl {
@@ -160,6 +163,13 @@ public:
     virtual bool image_format_supported(const ImageFormat& format, unsigned dims, bool writable) = 0;
     virtual std::shared_ptr<ImageImpl> create_image(const ImageFormat& format, unsigned dims,
                                                     const std::array<std::size_t, 3>& extent) = 0;
+    // A 2-D image over `buffer`'s memory from byte `offset`, rows `pitch` bytes apart (checked
+    // against DeviceInfo::images; the backend checks the address's alignment). Only where
+    // ImageLimits::buffer_views.
+    virtual std::shared_ptr<ImageImpl> create_image_view(const std::shared_ptr<BufferImpl>&, std::size_t,
+                                                         const ImageFormat&, std::size_t, std::size_t, std::size_t) {
+        return nullptr;
+    }
     // How many kernel parameters a sampled image argument takes (XGPU_IMAGE*D_PARAM declares the
     // image and its sampler as two on OpenCL).
     virtual unsigned sampled_image_params() const { return 1; }
