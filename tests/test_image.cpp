@@ -4,6 +4,7 @@
 // writable images, and the errors raised before any work.
 #include <xgpu/elementwise.hpp>
 #include <xgpu/image.hpp>
+#include <xgpu/reduction.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -656,6 +657,13 @@ TEST_CASE("ElementwiseKernel and the source builder take images as operands") {
         CHECK_THROWS_WITH(twice(out, one.sampled(Sampler()), int(w)), Contains("2-D image, but a 1-D"));
         CHECK_THROWS_WITH(ElementwiseKernel(ctx, "float* out, image4d src", "out[i] = 0", "bad"), Contains("image4d"));
 
+        // ReductionKernel too: the sum of the image's texels.
+        ReductionKernel<float> total(ctx, "0", "a + b", "XGPU_FETCH2D_F(src, (int)(i % w), (int)(i / w)).x",
+                                     "image2d src, const int w", "image_total");
+        double want_total = 0;
+        for (float v : host)
+            want_total += v;
+        CHECK(total.over(w * h, src.sampled(Sampler()), int(w)).get() == Approx(want_total).margin(1e-4));
         // The source builder's image parameters.
         codegen::Source s;
         s.kernel("mirror").image_param(2, "src").image_param(2, "dst", true).param("const int", "w").body();

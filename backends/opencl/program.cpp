@@ -46,15 +46,17 @@ Kernel::Kernel(std::string name, cl::Kernel k) : KernelImpl(std::move(name)), ke
             type.pop_back();
         Param& p = info[i];
         p.type = type;
-        if (type.rfind("image", 0) == 0) { // image1d_t, image2d_t, image3d_t (global by the spec)
+        // image1d_t, image2d_t, image3d_t (global by the spec; a driver may keep a qualifier in the name)
+        if (const auto at = type.find("image"); at != std::string::npos && type.find("_t", at) != std::string::npos) {
             p.kind = Param::Kind::image;
-            p.dims = type.size() > 5 ? unsigned(type[5] - '0') : 0;
+            p.dims =
+                at + 5 < type.size() && type[at + 5] >= '1' && type[at + 5] <= '3' ? unsigned(type[at + 5] - '0') : 0;
             cl_kernel_arg_access_qualifier access = 0;
             kernel.getArgInfo(i, CL_KERNEL_ARG_ACCESS_QUALIFIER, &access);
             p.write_only = access == CL_KERNEL_ARG_ACCESS_WRITE_ONLY;
             continue;
         }
-        if (type == "sampler_t") {
+        if (type.find("sampler_t") != std::string::npos) {
             p.kind = Param::Kind::sampler;
             continue;
         }
@@ -80,14 +82,14 @@ std::string misfit(const Kernel::Param& p, const detail::KernelArg& a, const Ker
     switch (a.kind) {
     case K::sampled_image:
         if (p.kind != P::image || p.write_only) break;
-        if (p.dims != a.image->dims)
+        if (p.dims && p.dims != a.image->dims)
             return fmt::format("a {}-D image parameter, but the image is {}-D", p.dims, a.image->dims);
         if (next && next->kind != P::sampler && next->kind != P::unknown)
             return "a sampler parameter after the image (declare it with XGPU_IMAGE*D_PARAM)";
         return {};
     case K::writable_image:
         if (p.kind != P::image || !p.write_only) break;
-        if (p.dims != a.image->dims)
+        if (p.dims && p.dims != a.image->dims)
             return fmt::format("a {}-D image parameter, but the image is {}-D", p.dims, a.image->dims);
         return {};
     case K::buffer:
