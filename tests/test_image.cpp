@@ -722,3 +722,41 @@ TEST_CASE("A 2-D image view of a pitched buffer, where the backend has one") {
         CHECK_THROWS_WITH(Image::view(ctx, buffer, buffer.size() - 64, f, w, h, pitch), Contains("past the buffer"));
     }
 }
+
+TEST_CASE("Every backend here samples the same values, within the filtering tolerance") {
+    // With XGPU_BACKEND unset, one context per backend (on the H200: CUDA and NVIDIA's OpenCL).
+    std::vector<Context> with_images;
+    for (const auto& ctx : test::contexts())
+        if (ctx.device().info().images.supported) with_images.push_back(ctx);
+    if (with_images.size() < 2) {
+        WARN("one backend with images here: nothing to compare");
+        return;
+    }
+    const ImageFormat f{ChannelType::uint8, 4, true};
+    const std::size_t w = 64, h = 48;
+    const auto texels = random_texels(f, w * h);
+    std::vector<float> pts;
+    for (int i = 0; i < 4000; ++i) {
+        pts.push_back(random_vector<float>(1, -1.5f, 2.5f)[0]);
+        pts.push_back(random_vector<float>(1, -1.5f, 2.5f)[0]);
+    }
+    for (Addressing a :
+         {Addressing::clamp_to_edge, Addressing::clamp_to_border, Addressing::repeat, Addressing::mirrored_repeat})
+        for (Filter filter : {Filter::nearest, Filter::linear}) {
+            const Sampler s(true, filter, a);
+            INFO(s.str());
+            std::vector<std::vector<double>> results;
+            for (const auto& ctx : with_images)
+                results.push_back(sample(ctx, Image::from_host(ctx, f, texels.data(), w, h), s, pts));
+            for (std::size_t b = 1; b < results.size(); ++b) {
+                INFO(with_images[0].backend() << " against " << with_images[b].backend());
+                // Each may be off the exact blend by its own tolerance; nearest reads may differ
+                // where a coordinate lies within rounding of a texel boundary, so count those.
+                const double tol = linear_tolerance(with_images[0], 2, 1.0) + linear_tolerance(with_images[b], 2, 1.0);
+                std::size_t off = 0;
+                for (std::size_t i = 0; i < results[0].size(); ++i)
+                    off += std::fabs(results[0][i] - results[b][i]) > tol;
+                CHECK(off <= (filter == Filter::nearest ? results[0].size() / 200 : 0));
+            }
+        }
+}
