@@ -147,6 +147,9 @@ Image::Image(std::shared_ptr<Context> ctx, const ImageFormat& f, std::size_t wid
 
 Image::~Image() {
     if (!owner.try_make_current()) return; // a destructor cannot report
+    // Kernels still queued may read through these objects (OpenCL keeps a released image until
+    // its commands finish; CUDA does not say): they finish first.
+    api::cuCtxSynchronize();
     for (const auto& [key, tex] : textures_)
         api::cuTexObjectDestroy(tex);
     if (surface_) api::cuSurfObjectDestroy(surface_);
