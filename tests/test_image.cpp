@@ -557,6 +557,9 @@ TEST_CASE("Image errors are raised before any work, naming the problem") {
             Image ints = Image::create(ctx, {ChannelType::int32, 1}, 4, 4);
             CHECK_THROWS_WITH(ints.sampled(Sampler(false, Filter::linear, Addressing::clamp_to_edge)),
                               Contains("linear filtering") && Contains("int32x1"));
+            // The same made by hand, without Image::sampled, is refused as a kernel argument.
+            const SampledImage by_hand{ints.impl(), Sampler(false, Filter::linear, Addressing::clamp_to_edge)};
+            CHECK_THROWS_WITH(detail::make_arg(by_hand), Contains("linear filtering"));
         }
         // Regions out of range, on the host and with buffers and arrays.
         Image im = Image::create(ctx, f, 8, 4);

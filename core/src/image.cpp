@@ -399,12 +399,15 @@ WritableImage Image::writable() const {
 }
 
 namespace detail {
+// The checks of Image::sampled and Image::writable again, for arguments made without them.
 KernelArg make_arg(const SampledImage& s) {
+    if (s.image) Image(s.image).sampled(s.sampler);
     KernelArg a{KernelArg::Kind::sampled_image, s.sampler.key()};
     a.image = s.image.get();
     return a;
 }
 KernelArg make_arg(const WritableImage& w) {
+    if (w.image) Image(w.image).writable();
     KernelArg a{KernelArg::Kind::writable_image, 0};
     a.image = w.image.get();
     return a;
