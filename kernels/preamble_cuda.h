@@ -109,15 +109,15 @@ __device__ __forceinline__ float xgpu_texel_(int i, int n, unsigned int format) 
 
 #define XGPU_SAMPLE1D_F(im, x) xgpu_channels_(tex1D<float4>((im).tex, (float)(x)), (im).format)
 #define XGPU_SAMPLE2D_F(im, x, y) xgpu_channels_(tex2D<float4>((im).tex, (float)(x), (float)(y)), (im).format)
-#define XGPU_SAMPLE3D_F(im, x, y, z)                                                                           \
+#define XGPU_SAMPLE3D_F(im, x, y, z)                                                                                   \
     xgpu_channels_(tex3D<float4>((im).tex, (float)(x), (float)(y), (float)(z)), (im).format)
 #define XGPU_SAMPLE1D_I(im, x) xgpu_channels_(tex1D<int4>((im).tex, (float)(x)), (im).format)
 #define XGPU_SAMPLE2D_I(im, x, y) xgpu_channels_(tex2D<int4>((im).tex, (float)(x), (float)(y)), (im).format)
-#define XGPU_SAMPLE3D_I(im, x, y, z)                                                                           \
+#define XGPU_SAMPLE3D_I(im, x, y, z)                                                                                   \
     xgpu_channels_(tex3D<int4>((im).tex, (float)(x), (float)(y), (float)(z)), (im).format)
 #define XGPU_SAMPLE1D_UI(im, x) xgpu_channels_(tex1D<uint4>((im).tex, (float)(x)), (im).format)
 #define XGPU_SAMPLE2D_UI(im, x, y) xgpu_channels_(tex2D<uint4>((im).tex, (float)(x), (float)(y)), (im).format)
-#define XGPU_SAMPLE3D_UI(im, x, y, z)                                                                          \
+#define XGPU_SAMPLE3D_UI(im, x, y, z)                                                                                  \
     xgpu_channels_(tex3D<uint4>((im).tex, (float)(x), (float)(y), (float)(z)), (im).format)
 
 #define XGPU_TEXEL_X_(im, x) xgpu_texel_((int)(x), (im).width, (im).format)
@@ -125,22 +125,24 @@ __device__ __forceinline__ float xgpu_texel_(int i, int n, unsigned int format) 
 #define XGPU_TEXEL_Z_(im, z) xgpu_texel_((int)(z), (im).depth, (im).format)
 #define XGPU_FETCH1D_F(im, x) XGPU_SAMPLE1D_F(im, XGPU_TEXEL_X_(im, x))
 #define XGPU_FETCH2D_F(im, x, y) XGPU_SAMPLE2D_F(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y))
-#define XGPU_FETCH3D_F(im, x, y, z) XGPU_SAMPLE3D_F(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
+#define XGPU_FETCH3D_F(im, x, y, z)                                                                                    \
+    XGPU_SAMPLE3D_F(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
 #define XGPU_FETCH1D_I(im, x) XGPU_SAMPLE1D_I(im, XGPU_TEXEL_X_(im, x))
 #define XGPU_FETCH2D_I(im, x, y) XGPU_SAMPLE2D_I(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y))
-#define XGPU_FETCH3D_I(im, x, y, z) XGPU_SAMPLE3D_I(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
+#define XGPU_FETCH3D_I(im, x, y, z)                                                                                    \
+    XGPU_SAMPLE3D_I(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
 #define XGPU_FETCH1D_UI(im, x) XGPU_SAMPLE1D_UI(im, XGPU_TEXEL_X_(im, x))
 #define XGPU_FETCH2D_UI(im, x, y) XGPU_SAMPLE2D_UI(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y))
-#define XGPU_FETCH3D_UI(im, x, y, z)                                                                           \
+#define XGPU_FETCH3D_UI(im, x, y, z)                                                                                   \
     XGPU_SAMPLE3D_UI(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
 
 /* Writes through the surface object, with OpenCL's conversions: the format is known only at run
  * time here, so one switch picks the stored type (the branch is the same for every work-item). */
-#define XGPU_SURF_STORE_(T, im, x, y, a, b, c, d)                                                              \
-    switch (((im).format >> 4) & 15u) {                                                                        \
-    case 1: surf2Dwrite((T)(a), (im).surf, (x) * (int)sizeof(T), (y)); break;                                  \
-    case 2: surf2Dwrite(make_##T##2((a), (b)), (im).surf, (x) * 2 * (int)sizeof(T), (y)); break;               \
-    default: surf2Dwrite(make_##T##4((a), (b), (c), (d)), (im).surf, (x) * 4 * (int)sizeof(T), (y)); break;    \
+#define XGPU_SURF_STORE_(T, im, x, y, a, b, c, d)                                                                      \
+    switch (((im).format >> 4) & 15u) {                                                                                \
+    case 1: surf2Dwrite((T)(a), (im).surf, (x) * (int)sizeof(T), (y)); break;                                          \
+    case 2: surf2Dwrite(make_##T##2((a), (b)), (im).surf, (x)*2 * (int)sizeof(T), (y)); break;                         \
+    default: surf2Dwrite(make_##T##4((a), (b), (c), (d)), (im).surf, (x)*4 * (int)sizeof(T), (y)); break;              \
     }
 __device__ __forceinline__ unsigned short xgpu_half_bits_(float f) {
     unsigned short h;
@@ -195,9 +197,7 @@ __device__ inline void xgpu_write2d_i_(const xgpu_image& im, int x, int y, int4 
 }
 __device__ inline void xgpu_write2d_ui_(const xgpu_image& im, int x, int y, uint4 v) {
     switch (im.format & 15u) {
-    case 0:
-        XGPU_SURF_STORE_(uchar, im, x, y, min(v.x, 255u), min(v.y, 255u), min(v.z, 255u), min(v.w, 255u))
-        break;
+    case 0: XGPU_SURF_STORE_(uchar, im, x, y, min(v.x, 255u), min(v.y, 255u), min(v.z, 255u), min(v.w, 255u)) break;
     case 2:
         XGPU_SURF_STORE_(ushort, im, x, y, min(v.x, 65535u), min(v.y, 65535u), min(v.z, 65535u), min(v.w, 65535u))
         break;
