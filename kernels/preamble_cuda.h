@@ -66,3 +66,145 @@ template <class T> struct xgpu_local_param {
     unsigned int offset;
     __device__ __forceinline__ operator T*() const { return reinterpret_cast<T*>(xgpu_dynamic_local_ + offset); }
 };
+
+/* Vectors: the four-component types image reads return and writes take */
+#define XGPU_FLOAT4(a, b, c, d) make_float4((a), (b), (c), (d))
+#define XGPU_INT4(a, b, c, d) make_int4((a), (b), (c), (d))
+#define XGPU_UINT4(a, b, c, d) make_uint4((a), (b), (c), (d))
+
+/* Images (xgpu/image.hpp). An image parameter is this descriptor: a texture object (the image
+ * with its sampler baked in, made by the backend per image and sampler) for reads, a surface
+ * object for writes, the sizes, and the format: channel type (ChannelType's order) | channels << 4
+ * | normalised << 8 | normalised coordinates << 9. kernels/preamble_opencl.h is the twin. */
+struct xgpu_image {
+    unsigned long long tex;  /* cudaTextureObject_t */
+    unsigned long long surf; /* cudaSurfaceObject_t */
+    int width, height, depth;
+    unsigned int format;
+};
+#define XGPU_IMAGE1D_PARAM(name) const xgpu_image name
+#define XGPU_IMAGE2D_PARAM(name) const xgpu_image name
+#define XGPU_IMAGE3D_PARAM(name) const xgpu_image name
+#define XGPU_WIMAGE2D_PARAM(name) const xgpu_image name
+#define XGPU_IMAGE_WIDTH(im) ((im).width)
+#define XGPU_IMAGE_HEIGHT(im) ((im).height)
+#define XGPU_IMAGE_DEPTH(im) ((im).depth)
+
+/* A texture of fewer than four channels reads as OpenCL's do: (r, 0, 0, 1), (r, g, 0, 1). */
+template <class T> __device__ __forceinline__ T xgpu_channels_(T v, unsigned int format) {
+    const unsigned int c = (format >> 4) & 15u;
+    if (c < 2u) v.y = 0;
+    if (c < 4u) {
+        v.z = 0;
+        v.w = 1;
+    }
+    return v;
+}
+/* Texel i's centre in the sampler's coordinates: FETCH reads through the texture object (exact
+ * for nearest filtering, and for linear filtering with unnormalised coordinates). */
+__device__ __forceinline__ float xgpu_texel_(int i, int n, unsigned int format) {
+    const float c = (float)i + 0.5f;
+    return (format & 512u) ? c / (float)n : c;
+}
+
+#define XGPU_SAMPLE1D_F(im, x) xgpu_channels_(tex1D<float4>((im).tex, (float)(x)), (im).format)
+#define XGPU_SAMPLE2D_F(im, x, y) xgpu_channels_(tex2D<float4>((im).tex, (float)(x), (float)(y)), (im).format)
+#define XGPU_SAMPLE3D_F(im, x, y, z)                                                                                   \
+    xgpu_channels_(tex3D<float4>((im).tex, (float)(x), (float)(y), (float)(z)), (im).format)
+#define XGPU_SAMPLE1D_I(im, x) xgpu_channels_(tex1D<int4>((im).tex, (float)(x)), (im).format)
+#define XGPU_SAMPLE2D_I(im, x, y) xgpu_channels_(tex2D<int4>((im).tex, (float)(x), (float)(y)), (im).format)
+#define XGPU_SAMPLE3D_I(im, x, y, z)                                                                                   \
+    xgpu_channels_(tex3D<int4>((im).tex, (float)(x), (float)(y), (float)(z)), (im).format)
+#define XGPU_SAMPLE1D_UI(im, x) xgpu_channels_(tex1D<uint4>((im).tex, (float)(x)), (im).format)
+#define XGPU_SAMPLE2D_UI(im, x, y) xgpu_channels_(tex2D<uint4>((im).tex, (float)(x), (float)(y)), (im).format)
+#define XGPU_SAMPLE3D_UI(im, x, y, z)                                                                                  \
+    xgpu_channels_(tex3D<uint4>((im).tex, (float)(x), (float)(y), (float)(z)), (im).format)
+
+#define XGPU_TEXEL_X_(im, x) xgpu_texel_((int)(x), (im).width, (im).format)
+#define XGPU_TEXEL_Y_(im, y) xgpu_texel_((int)(y), (im).height, (im).format)
+#define XGPU_TEXEL_Z_(im, z) xgpu_texel_((int)(z), (im).depth, (im).format)
+#define XGPU_FETCH1D_F(im, x) XGPU_SAMPLE1D_F(im, XGPU_TEXEL_X_(im, x))
+#define XGPU_FETCH2D_F(im, x, y) XGPU_SAMPLE2D_F(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y))
+#define XGPU_FETCH3D_F(im, x, y, z)                                                                                    \
+    XGPU_SAMPLE3D_F(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
+#define XGPU_FETCH1D_I(im, x) XGPU_SAMPLE1D_I(im, XGPU_TEXEL_X_(im, x))
+#define XGPU_FETCH2D_I(im, x, y) XGPU_SAMPLE2D_I(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y))
+#define XGPU_FETCH3D_I(im, x, y, z)                                                                                    \
+    XGPU_SAMPLE3D_I(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
+#define XGPU_FETCH1D_UI(im, x) XGPU_SAMPLE1D_UI(im, XGPU_TEXEL_X_(im, x))
+#define XGPU_FETCH2D_UI(im, x, y) XGPU_SAMPLE2D_UI(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y))
+#define XGPU_FETCH3D_UI(im, x, y, z)                                                                                   \
+    XGPU_SAMPLE3D_UI(im, XGPU_TEXEL_X_(im, x), XGPU_TEXEL_Y_(im, y), XGPU_TEXEL_Z_(im, z))
+
+/* Writes through the surface object, with OpenCL's conversions: the format is known only at run
+ * time here, so one switch picks the stored type (the branch is the same for every work-item). */
+#define XGPU_SURF_STORE_(T, im, x, y, a, b, c, d)                                                                      \
+    switch (((im).format >> 4) & 15u) {                                                                                \
+    case 1: surf2Dwrite((T)(a), (im).surf, (x) * (int)sizeof(T), (y)); break;                                          \
+    case 2: surf2Dwrite(make_##T##2((a), (b)), (im).surf, (x)*2 * (int)sizeof(T), (y)); break;                         \
+    default: surf2Dwrite(make_##T##4((a), (b), (c), (d)), (im).surf, (x)*4 * (int)sizeof(T), (y)); break;              \
+    }
+__device__ __forceinline__ unsigned short xgpu_half_bits_(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+__device__ __forceinline__ int xgpu_norm_(float f, float lo, float scale) {
+    return __float2int_rn(fminf(fmaxf(f, lo), 1.0f) * scale);
+}
+__device__ __forceinline__ int xgpu_sat_(int v, int lo, int hi) {
+    return min(max(v, lo), hi);
+}
+__device__ inline void xgpu_write2d_f_(const xgpu_image& im, int x, int y, float4 v) {
+    switch (im.format & 15u) {
+    case 0: /* uint8, normalised */
+        XGPU_SURF_STORE_(uchar, im, x, y, xgpu_norm_(v.x, 0.f, 255.f), xgpu_norm_(v.y, 0.f, 255.f),
+                         xgpu_norm_(v.z, 0.f, 255.f), xgpu_norm_(v.w, 0.f, 255.f))
+        break;
+    case 1: /* int8, normalised */
+        XGPU_SURF_STORE_(char, im, x, y, xgpu_norm_(v.x, -1.f, 127.f), xgpu_norm_(v.y, -1.f, 127.f),
+                         xgpu_norm_(v.z, -1.f, 127.f), xgpu_norm_(v.w, -1.f, 127.f))
+        break;
+    case 2: /* uint16, normalised */
+        XGPU_SURF_STORE_(ushort, im, x, y, xgpu_norm_(v.x, 0.f, 65535.f), xgpu_norm_(v.y, 0.f, 65535.f),
+                         xgpu_norm_(v.z, 0.f, 65535.f), xgpu_norm_(v.w, 0.f, 65535.f))
+        break;
+    case 3: /* int16, normalised */
+        XGPU_SURF_STORE_(short, im, x, y, xgpu_norm_(v.x, -1.f, 32767.f), xgpu_norm_(v.y, -1.f, 32767.f),
+                         xgpu_norm_(v.z, -1.f, 32767.f), xgpu_norm_(v.w, -1.f, 32767.f))
+        break;
+    case 6: /* float16 */
+        XGPU_SURF_STORE_(ushort, im, x, y, xgpu_half_bits_(v.x), xgpu_half_bits_(v.y), xgpu_half_bits_(v.z),
+                         xgpu_half_bits_(v.w))
+        break;
+    case 7: XGPU_SURF_STORE_(float, im, x, y, v.x, v.y, v.z, v.w) break;
+    default: break; /* 32-bit integer formats: use XGPU_WRITE2D_I / _UI */
+    }
+}
+__device__ inline void xgpu_write2d_i_(const xgpu_image& im, int x, int y, int4 v) {
+    switch (im.format & 15u) {
+    case 1:
+        XGPU_SURF_STORE_(char, im, x, y, xgpu_sat_(v.x, -128, 127), xgpu_sat_(v.y, -128, 127),
+                         xgpu_sat_(v.z, -128, 127), xgpu_sat_(v.w, -128, 127))
+        break;
+    case 3:
+        XGPU_SURF_STORE_(short, im, x, y, xgpu_sat_(v.x, -32768, 32767), xgpu_sat_(v.y, -32768, 32767),
+                         xgpu_sat_(v.z, -32768, 32767), xgpu_sat_(v.w, -32768, 32767))
+        break;
+    case 5: XGPU_SURF_STORE_(int, im, x, y, v.x, v.y, v.z, v.w) break;
+    default: break; /* not a signed integer format */
+    }
+}
+__device__ inline void xgpu_write2d_ui_(const xgpu_image& im, int x, int y, uint4 v) {
+    switch (im.format & 15u) {
+    case 0: XGPU_SURF_STORE_(uchar, im, x, y, min(v.x, 255u), min(v.y, 255u), min(v.z, 255u), min(v.w, 255u)) break;
+    case 2:
+        XGPU_SURF_STORE_(ushort, im, x, y, min(v.x, 65535u), min(v.y, 65535u), min(v.z, 65535u), min(v.w, 65535u))
+        break;
+    case 4: XGPU_SURF_STORE_(uint, im, x, y, v.x, v.y, v.z, v.w) break;
+    default: break; /* not an unsigned integer format */
+    }
+}
+#define XGPU_WRITE2D_F(im, x, y, v) xgpu_write2d_f_((im), (int)(x), (int)(y), (v))
+#define XGPU_WRITE2D_I(im, x, y, v) xgpu_write2d_i_((im), (int)(x), (int)(y), (v))
+#define XGPU_WRITE2D_UI(im, x, y, v) xgpu_write2d_ui_((im), (int)(x), (int)(y), (v))

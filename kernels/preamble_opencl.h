@@ -43,3 +43,79 @@ typedef int int32_t;
 typedef uint uint32_t;
 typedef long int64_t;
 typedef ulong uint64_t;
+
+/* Vectors: the four-component types image reads return and writes take */
+#define XGPU_FLOAT4(a, b, c, d) ((float4)((a), (b), (c), (d)))
+#define XGPU_INT4(a, b, c, d) ((int4)((a), (b), (c), (d)))
+#define XGPU_UINT4(a, b, c, d) ((uint4)((a), (b), (c), (d)))
+
+/* Images (xgpu/image.hpp). A sampled image parameter is the image and its sampler, two OpenCL
+ * parameters (kernels/preamble_cuda.h: one texture object). SAMPLE reads at float coordinates
+ * through the sampler; FETCH reads texel (x, y, z) exactly, inside the image, whatever the
+ * sampler. _F for float, half and normalised formats, _I for signed and _UI for unsigned integer
+ * formats; each returns four components, (r, 0, 0, 1) and (r, g, 0, 1) for 1 and 2 channels. */
+#define XGPU_IMAGE1D_PARAM(name) read_only image1d_t name, sampler_t name##_xgpu_sampler
+#define XGPU_IMAGE2D_PARAM(name) read_only image2d_t name, sampler_t name##_xgpu_sampler
+#define XGPU_IMAGE3D_PARAM(name) read_only image3d_t name, sampler_t name##_xgpu_sampler
+#define XGPU_WIMAGE2D_PARAM(name) write_only image2d_t name
+#define XGPU_IMAGE_WIDTH(im) get_image_width(im)
+#define XGPU_IMAGE_HEIGHT(im) get_image_height(im)
+#define XGPU_IMAGE_DEPTH(im) get_image_depth(im)
+
+/* PoCL 3.1 was seen to return alpha 0 for 1-channel images (integer reads, and the border of
+ * CL_ADDRESS_CLAMP), where OpenCL says 1: the channels a format lacks are set here, from the
+ * image's channel order, as on CUDA. */
+XGPU_DEVICE_FN float4 xgpu_fixf_(float4 v, int order) {
+    if (order == CLK_R) v.y = 0.0f;
+    if (order == CLK_R || order == CLK_RG) {
+        v.z = 0.0f;
+        v.w = 1.0f;
+    }
+    return v;
+}
+XGPU_DEVICE_FN int4 xgpu_fixi_(int4 v, int order) {
+    if (order == CLK_R) v.y = 0;
+    if (order == CLK_R || order == CLK_RG) {
+        v.z = 0;
+        v.w = 1;
+    }
+    return v;
+}
+XGPU_DEVICE_FN uint4 xgpu_fixui_(uint4 v, int order) {
+    if (order == CLK_R) v.y = 0u;
+    if (order == CLK_R || order == CLK_RG) {
+        v.z = 0u;
+        v.w = 1u;
+    }
+    return v;
+}
+#define XGPU_READ_F_(im, ...) xgpu_fixf_(read_imagef(im, __VA_ARGS__), get_image_channel_order(im))
+#define XGPU_READ_I_(im, ...) xgpu_fixi_(read_imagei(im, __VA_ARGS__), get_image_channel_order(im))
+#define XGPU_READ_UI_(im, ...) xgpu_fixui_(read_imageui(im, __VA_ARGS__), get_image_channel_order(im))
+
+#define XGPU_SAMPLE1D_F(im, x) XGPU_READ_F_(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_F(im, x, y) XGPU_READ_F_(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_F(im, x, y, z) XGPU_READ_F_(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+#define XGPU_SAMPLE1D_I(im, x) XGPU_READ_I_(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_I(im, x, y) XGPU_READ_I_(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_I(im, x, y, z) XGPU_READ_I_(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+#define XGPU_SAMPLE1D_UI(im, x) XGPU_READ_UI_(im, im##_xgpu_sampler, (float)(x))
+#define XGPU_SAMPLE2D_UI(im, x, y) XGPU_READ_UI_(im, im##_xgpu_sampler, (float2)((x), (y)))
+#define XGPU_SAMPLE3D_UI(im, x, y, z) XGPU_READ_UI_(im, im##_xgpu_sampler, (float4)((x), (y), (z), 0.0f))
+
+#define XGPU_FETCH1D_F(im, x) XGPU_READ_F_(im, (int)(x))
+#define XGPU_FETCH2D_F(im, x, y) XGPU_READ_F_(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_F(im, x, y, z) XGPU_READ_F_(im, (int4)((x), (y), (z), 0))
+#define XGPU_FETCH1D_I(im, x) XGPU_READ_I_(im, (int)(x))
+#define XGPU_FETCH2D_I(im, x, y) XGPU_READ_I_(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_I(im, x, y, z) XGPU_READ_I_(im, (int4)((x), (y), (z), 0))
+#define XGPU_FETCH1D_UI(im, x) XGPU_READ_UI_(im, (int)(x))
+#define XGPU_FETCH2D_UI(im, x, y) XGPU_READ_UI_(im, (int2)((x), (y)))
+#define XGPU_FETCH3D_UI(im, x, y, z) XGPU_READ_UI_(im, (int4)((x), (y), (z), 0))
+
+/* Writes to texel (x, y) of a writable 2-D image: v is a float4, int4 or uint4 (its first
+ * channels are stored; normalised formats convert with rounding and saturation, integer
+ * formats saturate). */
+#define XGPU_WRITE2D_F(im, x, y, v) write_imagef(im, (int2)((x), (y)), (v))
+#define XGPU_WRITE2D_I(im, x, y, v) write_imagei(im, (int2)((x), (y)), (v))
+#define XGPU_WRITE2D_UI(im, x, y, v) write_imageui(im, (int2)((x), (y)), (v))

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include <xgpu/image.hpp>
 #include <xgpu/xgpu.hpp>
 
 namespace {
@@ -17,6 +18,41 @@ std::string bytes(std::uint64_t b) {
     else
         std::snprintf(s, sizeof s, "%.0f KiB", double(b) / 1024.0);
     return s;
+}
+
+// The formats of 2-D images the device reads (and, in brackets, writes): the channel counts of
+// each channel type, "-" where none.
+std::string image_formats(const xgpu::Device& d) {
+    std::string out;
+    try {
+        const auto ctx = xgpu::Context::create(d);
+        for (int t = 0; t <= int(xgpu::ChannelType::float32); ++t)
+            for (bool norm : {false, true}) {
+                const auto type = xgpu::ChannelType(t);
+                if (norm && (xgpu::channel_size(type) > 2 || type == xgpu::ChannelType::float16)) continue;
+                std::string read, write;
+                const auto add = [](std::string& list, unsigned c) {
+                    if (!list.empty()) list += ',';
+                    list += char('0' + c);
+                };
+                for (unsigned c : {1u, 2u, 4u}) {
+                    const xgpu::ImageFormat f{type, c, norm};
+                    if (xgpu::Image::supported(ctx, f, 2)) add(read, c);
+                    if (xgpu::Image::supported(ctx, f, 2, true)) add(write, c);
+                }
+                out += ' ';
+                out += xgpu::name(type);
+                if (norm) out += 'n';
+                out += ':';
+                out += read.empty() ? "-" : read;
+                out += '[';
+                out += write.empty() ? "-" : write;
+                out += ']';
+            }
+    } catch (const xgpu::Error& e) {
+        out = std::string(" (no context: ") + e.what() + ")";
+    }
+    return out;
 }
 
 const char* env(const char* name) {
@@ -58,6 +94,27 @@ int main() {
                         i.max_work_group_size, i.simd_width, i.fp64 ? "yes" : "no");
             std::printf("        version: %s; driver: %s; compiler: %s; arch: %s\n", i.version.c_str(),
                         i.driver_version.c_str(), i.compiler_version.c_str(), i.arch.c_str());
+            const auto& im = i.images;
+            if (!im.supported) {
+                std::printf("        images: none\n");
+                continue;
+            }
+            const auto limit = [](unsigned v) { return v ? std::to_string(v) : std::string("no limit"); };
+            std::printf("        images: 1-D %zu; 2-D %zux%zu; 3-D %zux%zux%zu; writable 2-D %zux%zu; per kernel: %s "
+                        "read, %s written, %s samplers\n",
+                        im.max_width_1d, im.max_width_2d, im.max_height_2d, im.max_width_3d, im.max_height_3d,
+                        im.max_depth_3d, im.max_width_writable_2d, im.max_height_writable_2d,
+                        limit(im.max_read_images).c_str(), limit(im.max_write_images).c_str(),
+                        limit(im.max_samplers).c_str());
+            std::printf("        2-D image channels read [written] (n: normalised):%s\n", image_formats(d).c_str());
+            if (im.buffer_views)
+                std::printf("        2-D image views of buffers: up to %zux%zu, pitch up to %zu bytes, pitch a "
+                            "multiple of %zu, "
+                            "first texel aligned to %zu bytes\n",
+                            im.max_width_view, im.max_height_view, im.max_pitch_view, im.view_pitch_alignment,
+                            im.view_base_alignment);
+            else
+                std::printf("        2-D image views of buffers: none\n");
         }
         std::printf("\n");
     }

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,6 +77,13 @@ public:
     detail::BuildResult build(const std::string& source, const std::vector<std::string>& options) override;
     std::shared_ptr<detail::ProgramImpl> load(const std::vector<unsigned char>& binary,
                                               const std::vector<std::string>& options) override;
+    bool image_format_supported(const ImageFormat& format, unsigned dims, bool writable) override;
+    std::shared_ptr<detail::ImageImpl> create_image(const ImageFormat& format, unsigned dims,
+                                                    const std::array<std::size_t, 3>& extent) override;
+    std::shared_ptr<detail::ImageImpl> create_image_view(const std::shared_ptr<detail::BufferImpl>& buffer,
+                                                         std::size_t offset, const ImageFormat& format,
+                                                         std::size_t width, std::size_t height,
+                                                         std::size_t pitch) override;
 
     // Makes this context current on the calling thread (cheap when it already is).
     void make_current() const {
@@ -118,6 +126,38 @@ public:
     ~Buffer() override;
     CUdeviceptr pointer = 0; // 0 for a zero-byte buffer
 };
+
+// An image (image.cpp): a CUDA array, with the texture objects made for it, one per sampler, and
+// the surface object kernels write it through, each made at first use and kept until the image goes.
+class Image final : public detail::ImageImpl {
+public:
+    Image(std::shared_ptr<Context> ctx, const ImageFormat& f, unsigned d, const std::array<std::size_t, 3>& e);
+    // A 2-D view of pitched device memory (Image::view): no array, textures over the memory.
+    Image(std::shared_ptr<Context> ctx, const ImageFormat& f, std::size_t width, std::size_t height, CUdeviceptr memory,
+          std::size_t pitch);
+    ~Image() override;
+    CUtexObject texture(unsigned sampler_key);
+    CUsurfObject surface();
+    Context& owner;
+    CUarray array = nullptr;
+    CUdeviceptr memory = 0; // a view's first texel
+    std::size_t pitch = 0;  // a view's row pitch in bytes
+
+private:
+    std::mutex mutex_;
+    std::map<unsigned, CUtexObject> textures_;
+    CUsurfObject surface_ = 0;
+};
+// The kernel parameter of an image: struct xgpu_image of kernels/preamble_cuda.h.
+struct ImageParam {
+    unsigned long long texture = 0;
+    unsigned long long surface = 0;
+    int width = 0, height = 0, depth = 0;
+    unsigned format = 0; // channel type | channels << 4 | normalised << 8 | normalised coordinates << 9
+};
+static_assert(sizeof(ImageParam) == 32);
+// Fills DeviceInfo::images (device.cpp).
+ImageLimits image_limits(CUdevice d);
 
 // A loaded module; the programs and kernels taken from it share it, so it outlives them all.
 class Module {
@@ -168,6 +208,12 @@ public:
     void launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const detail::KernelArg> args) override;
     std::shared_ptr<detail::EventImpl> marker() override;
     void finish() override;
+    void write_image(detail::ImageImpl& dst, const ImageRegion& region, const void* src) override;
+    void read_image(detail::ImageImpl& src, const ImageRegion& region, void* dst) override;
+    void copy_buffer_to_image(detail::BufferImpl& src, std::size_t offset, detail::ImageImpl& dst,
+                              const ImageRegion& region) override;
+    void copy_image_to_buffer(detail::ImageImpl& src, const ImageRegion& region, detail::BufferImpl& dst,
+                              std::size_t offset) override;
 
     Context& owner; // the context, kept alive by QueueImpl::context
     CUstream stream = nullptr;

@@ -53,6 +53,7 @@ DeviceInfo describe(CUdevice d, int index, const std::string& driver, const std:
     i.fp64 = true;
     i.group_ticket = true; // __threadfence and atomicAdd (kernels/preamble_cuda.h)
     i.mapped_memory = attribute(d, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, "host memory mapping") != 0;
+    i.images = image_limits(d);
     return i;
 }
 

@@ -65,6 +65,8 @@ std::size_t passed_size(const Arg& a) {
     switch (a.kind) {
     case Arg::Kind::buffer: return sizeof(CUdeviceptr);
     case Arg::Kind::local: return sizeof(std::uint32_t);
+    case Arg::Kind::sampled_image:
+    case Arg::Kind::writable_image: return sizeof(ImageParam);
     default: return a.size;
     }
 }
@@ -73,6 +75,8 @@ const char* describe(const Arg& a) {
     switch (a.kind) {
     case Arg::Kind::buffer: return "a buffer (a device pointer)";
     case Arg::Kind::local: return "local memory (an offset for XGPU_LOCAL_PARAM)";
+    case Arg::Kind::sampled_image: return "a sampled image (struct xgpu_image, XGPU_IMAGE*D_PARAM)";
+    case Arg::Kind::writable_image: return "a writable image (struct xgpu_image, XGPU_WIMAGE2D_PARAM)";
     default: return "a scalar";
     }
 }
@@ -200,7 +204,8 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
         params = heap_params.data();
         offsets = heap_offsets.data();
     }
-    std::size_t shared = 0; // local-memory arguments share the one dynamic shared-memory block
+    std::size_t shared = 0;         // local-memory arguments share the one dynamic shared-memory block
+    std::vector<ImageParam> images; // reserved once: parameters point into it
     for (std::size_t i = 0; i < args.size(); ++i) {
         const Arg& a = args[i];
         if (i < k.param_sizes.size() && passed_size(a) != k.param_sizes[i])
@@ -214,6 +219,23 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
             shared += (a.size + 15) / 16 * 16; // each parameter 16-byte aligned, like the block itself
             params[i] = &offsets[i];
             break;
+        case Arg::Kind::sampled_image:
+        case Arg::Kind::writable_image: {
+            if (images.empty()) images.reserve(args.size());
+            auto& im = static_cast<Image&>(*a.image);
+            const bool sampled = a.kind == Arg::Kind::sampled_image;
+            const Sampler s = Sampler::from_key(unsigned(a.size));
+            ImageParam& p = images.emplace_back();
+            p.texture = sampled ? im.texture(unsigned(a.size)) : 0;
+            p.surface = sampled ? 0 : im.surface();
+            p.width = int(im.extent[0]);
+            p.height = int(im.extent[1]);
+            p.depth = int(im.extent[2]);
+            p.format = unsigned(im.format.type) | im.format.channels << 4 | unsigned(im.format.normalized) << 8 |
+                       unsigned(sampled && s.normalized_coords()) << 9;
+            params[i] = &p;
+            break;
+        }
         }
     }
     owner.make_current();

@@ -42,6 +42,7 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& d, int index
     i.max_work_group_size = info<std::size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     i.fp64 = info<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0 ||
              info<std::string>(d, CL_DEVICE_EXTENSIONS).find("cl_khr_fp64") != std::string::npos;
+    i.images = image_limits(d);
     const std::string vendor = i.vendor;
     i.simd_width = i.type != DeviceType::gpu                            ? 1
                    : vendor.find("NVIDIA") != std::string::npos         ? 32

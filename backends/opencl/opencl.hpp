@@ -14,6 +14,7 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 
@@ -46,6 +47,20 @@ public:
     cl::Buffer memory;
 };
 
+// An image (image.cpp) and the cl_mem behind it.
+class Image final : public detail::ImageImpl {
+public:
+    Image(std::shared_ptr<detail::ContextImpl> ctx, const ImageFormat& f, unsigned d,
+          const std::array<std::size_t, 3>& e, cl_mem m)
+        : ImageImpl(std::move(ctx), f, d, e), memory(m) {}
+    ~Image() override { clReleaseMemObject(memory); }
+    const cl_mem memory;
+};
+// The OpenCL image format of an xgpu one.
+cl_image_format cl_format(const ImageFormat& f);
+// The device's image limits (device.cpp fills DeviceInfo::images with it).
+ImageLimits image_limits(const cl::Device& d);
+
 class Kernel final : public detail::KernelImpl {
 public:
     Kernel(std::string name, cl::Kernel k);
@@ -53,9 +68,11 @@ public:
     // Each parameter as the driver describes it (-cl-kernel-arg-info), or empty where it cannot:
     // what a launch argument is checked against before any is set.
     struct Param {
-        enum class Kind : unsigned char { unknown, buffer, local, scalar } kind = Kind::unknown;
+        enum class Kind : unsigned char { unknown, buffer, local, scalar, image, sampler } kind = Kind::unknown;
         std::size_t size = 0; // a scalar's bytes, 0 where the type is not a built-in one
         std::string type;     // as the source declares it
+        unsigned dims = 0;    // an image's dimensions
+        bool write_only = false;
     };
     std::vector<Param> params;
     void check_args(std::span<const detail::KernelArg> args) const;
@@ -97,6 +114,12 @@ public:
     void launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const detail::KernelArg> args) override;
     std::shared_ptr<detail::EventImpl> marker() override;
     void finish() override;
+    void write_image(detail::ImageImpl& dst, const ImageRegion& region, const void* src) override;
+    void read_image(detail::ImageImpl& src, const ImageRegion& region, void* dst) override;
+    void copy_buffer_to_image(detail::BufferImpl& src, std::size_t offset, detail::ImageImpl& dst,
+                              const ImageRegion& region) override;
+    void copy_image_to_buffer(detail::ImageImpl& src, const ImageRegion& region, detail::BufferImpl& dst,
+                              std::size_t offset) override;
     cl::CommandQueue queue;
 
 private:
@@ -123,6 +146,12 @@ public:
     detail::BuildResult build(const std::string& source, const std::vector<std::string>& options) override;
     std::shared_ptr<detail::ProgramImpl> load(const std::vector<unsigned char>& binary,
                                               const std::vector<std::string>& options) override;
+    bool image_format_supported(const ImageFormat& format, unsigned dims, bool writable) override;
+    std::shared_ptr<detail::ImageImpl> create_image(const ImageFormat& format, unsigned dims,
+                                                    const std::array<std::size_t, 3>& extent) override;
+    unsigned sampled_image_params() const override { return 2; }
+    // The sampler object of Sampler::key() `key`, made once per context.
+    cl_sampler sampler(unsigned key);
 
     cl::Context context;
     cl::Device cl_device;
@@ -148,6 +177,11 @@ private:
     std::vector<std::weak_ptr<Queue>> queues_;
     std::mutex fill_mutex_;
     cl::Kernel fill_kernel_;
+    std::mutex image_mutex_;
+    // Formats the device lists, per image type and flags (CL_MEM_READ_ONLY, CL_MEM_READ_WRITE).
+    std::map<std::pair<cl_mem_object_type, cl_mem_flags>, std::vector<cl_image_format>> formats_;
+    std::map<unsigned, cl::Sampler> samplers_;
+    bool format_listed(const cl_image_format& f, cl_mem_object_type type, cl_mem_flags flags);
 };
 
 using detail::join_options;

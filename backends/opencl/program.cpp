@@ -46,6 +46,20 @@ Kernel::Kernel(std::string name, cl::Kernel k) : KernelImpl(std::move(name)), ke
             type.pop_back();
         Param& p = info[i];
         p.type = type;
+        // image1d_t, image2d_t, image3d_t (global by the spec; a driver may keep a qualifier in the name)
+        if (const auto at = type.find("image"); at != std::string::npos && type.find("_t", at) != std::string::npos) {
+            p.kind = Param::Kind::image;
+            p.dims =
+                at + 5 < type.size() && type[at + 5] >= '1' && type[at + 5] <= '3' ? unsigned(type[at + 5] - '0') : 0;
+            cl_kernel_arg_access_qualifier access = 0;
+            kernel.getArgInfo(i, CL_KERNEL_ARG_ACCESS_QUALIFIER, &access);
+            p.write_only = access == CL_KERNEL_ARG_ACCESS_WRITE_ONLY;
+            continue;
+        }
+        if (type.find("sampler_t") != std::string::npos) {
+            p.kind = Param::Kind::sampler;
+            continue;
+        }
         switch (q) {
         case CL_KERNEL_ARG_ADDRESS_GLOBAL:
         case CL_KERNEL_ARG_ADDRESS_CONSTANT: p.kind = Param::Kind::buffer; break;
@@ -59,40 +73,80 @@ Kernel::Kernel(std::string name, cl::Kernel k) : KernelImpl(std::move(name)), ke
 }
 
 namespace {
-// Whether an argument fits its parameter (what check_args reports on, without the message).
-bool fits(const Kernel::Param& p, const detail::KernelArg& a) {
-    using K = detail::KernelArg::Kind;
+using K = detail::KernelArg::Kind;
+using P = Kernel::Param::Kind;
+
+// What an argument needs its parameter to be, or "" where it fits (unknown parameters fit all).
+std::string misfit(const Kernel::Param& p, const detail::KernelArg& a, const Kernel::Param* next) {
+    if (p.kind == P::unknown) return {};
+    switch (a.kind) {
+    case K::sampled_image:
+        if (p.kind != P::image || p.write_only) break;
+        if (p.dims && p.dims != a.image->dims)
+            return fmt::format("a {}-D image parameter, but the image is {}-D", p.dims, a.image->dims);
+        if (next && next->kind != P::sampler && next->kind != P::unknown)
+            return "a sampler parameter after the image (declare it with XGPU_IMAGE*D_PARAM)";
+        return {};
+    case K::writable_image:
+        if (p.kind != P::image || !p.write_only) break;
+        if (p.dims && p.dims != a.image->dims)
+            return fmt::format("a {}-D image parameter, but the image is {}-D", p.dims, a.image->dims);
+        return {};
+    case K::buffer:
+        if (p.kind == P::buffer) return {};
+        break;
+    case K::local:
+        if (p.kind == P::local) return {};
+        break;
+    case K::scalar:
+        if (p.kind == P::scalar && (!p.size || p.size == a.size)) return {};
+        if (p.kind == P::scalar) return fmt::format("a scalar of {} bytes", p.size);
+        break;
+    }
     switch (p.kind) {
-    case Kernel::Param::Kind::buffer: return a.kind == K::buffer;
-    case Kernel::Param::Kind::local: return a.kind == K::local;
-    case Kernel::Param::Kind::scalar: return a.kind == K::scalar && (!p.size || p.size == a.size);
-    default: return true;
+    case P::buffer: return "a buffer (a global pointer)";
+    case P::local: return "local memory (xgpu::Local)";
+    case P::scalar: return "a scalar";
+    case P::image:
+        return p.write_only ? fmt::format("a writable {}-D image (Image::writable)", p.dims)
+                            : fmt::format("a sampled {}-D image (Image::sampled)", p.dims);
+    case P::sampler: return "a sampler (declared by XGPU_IMAGE*D_PARAM after its image)";
+    default: return {};
+    }
+}
+
+const char* describe(const detail::KernelArg& a) {
+    switch (a.kind) {
+    case K::buffer: return "a buffer";
+    case K::local: return "local memory";
+    case K::sampled_image: return "a sampled image";
+    case K::writable_image: return "a writable image";
+    default: return "a scalar";
     }
 }
 } // namespace
 
 void Kernel::check_args(std::span<const detail::KernelArg> given) const {
     // Every launch: a plain comparison per argument; the message is built only for a misfit.
-    const std::size_t n = std::min(given.size(), params.size());
-    std::size_t first_bad = 0;
-    while (first_bad < n && fits(params[first_bad], given[first_bad]))
-        ++first_bad;
-    if (first_bad == n) return;
-    using K = detail::KernelArg::Kind;
-    for (std::size_t i = first_bad; i < n; ++i) {
-        const Param& p = params[i];
-        const K k = given[i].kind;
-        const char* what = k == K::buffer ? "a buffer" : k == K::local ? "local memory" : "a scalar";
-        std::string want;
-        if (p.kind == Param::Kind::buffer && k != K::buffer) want = "a buffer (a global pointer)";
-        if (p.kind == Param::Kind::local && k != K::local) want = "local memory (xgpu::Local)";
-        if (p.kind == Param::Kind::scalar && k != K::scalar) want = "a scalar";
-        if (p.kind == Param::Kind::scalar && k == K::scalar && p.size && p.size != given[i].size)
-            want = fmt::format("a scalar of {} bytes", p.size);
+    std::size_t p = 0;
+    for (std::size_t i = 0; i < given.size() && p < params.size(); ++i) {
+        const auto& a = given[i];
+        const Param* next = p + 1 < params.size() ? &params[p + 1] : nullptr;
+        const Param& param = params[p];
+        p += a.kind == K::sampled_image ? 2 : 1;
+        // The fast path: the kinds agree and nothing more is to be checked.
+        if ((a.kind == K::buffer && param.kind == P::buffer) || (a.kind == K::local && param.kind == P::local) ||
+            (a.kind == K::scalar && param.kind == P::scalar && (!param.size || param.size == a.size)))
+            continue;
+        const std::string want = misfit(param, a, next);
         if (!want.empty())
-            throw InvalidArgument(fmt::format("xgpu[opencl]: launch of '{}': argument {} is {} of {} bytes, but the "
-                                              "kernel's parameter {} ('{}') needs {}",
-                                              name, i, what, given[i].size, i, p.type, want),
+            throw InvalidArgument(fmt::format("xgpu[opencl]: launch of '{}': argument {} is {}{}, but the kernel's "
+                                              "parameter {} ('{}') needs {}",
+                                              name, i, describe(a),
+                                              a.kind == K::sampled_image || a.kind == K::writable_image
+                                                  ? ""
+                                                  : fmt::format(" of {} bytes", a.size),
+                                              p - (a.kind == K::sampled_image ? 2 : 1), param.type, want),
                                   {"opencl", "launch", 0, ""});
     }
 }

@@ -150,38 +150,54 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
     auto& k = static_cast<Kernel&>(kernel);
     k.check_args(args); // before any argument is set
     std::lock_guard lock(k.mutex);
-    if (k.last.size() < args.size()) k.last.resize(args.size());
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const auto& a = args[i];
-        cl_mem m = nullptr;
-        const void* value = a.data();
-        std::size_t size = a.size;
-        if (a.kind == detail::KernelArg::Kind::buffer) {
-            m = mem(*a.buffer);
-            value = &m;
-            size = sizeof m;
-        } else if (a.kind == detail::KernelArg::Kind::local) {
-            value = nullptr;
-            size = a.size ? a.size : 1;
-        }
-        auto& prev = k.last[i];
+    auto& ctx = static_cast<Context&>(*context);
+    // Sets parameter `p` unless the kernel holds the same value there already.
+    const auto set = [&](std::size_t p, const detail::KernelArg& a, std::size_t size, const void* value) {
+        if (k.last.size() <= p) k.last.resize(p + 1);
+        auto& prev = k.last[p];
         const bool cacheable = size <= sizeof prev.bytes;
         if (prev.valid && cacheable && prev.kind == a.kind && prev.size == size &&
             (!value || same(prev.bytes, value, size)))
-            continue;
+            return;
         prev.valid = false;
-        const cl_int err = clSetKernelArg(k.kernel(), cl_uint(i), size, value);
+        const cl_int err = clSetKernelArg(k.kernel(), cl_uint(p), size, value);
         if (err != CL_SUCCESS)
             fail(err, "clSetKernelArg",
-                 fmt::format("argument {} of kernel '{}' ({} of {} bytes) does not fit the kernel's parameter", i,
+                 fmt::format("parameter {} of kernel '{}' ({} of {} bytes) does not fit the kernel's parameter", p,
                              k.name,
-                             a.kind == detail::KernelArg::Kind::buffer  ? "a buffer"
-                             : a.kind == detail::KernelArg::Kind::local ? "local memory"
-                                                                        : "a scalar",
-                             a.size));
+                             a.kind == detail::KernelArg::Kind::buffer          ? "a buffer"
+                             : a.kind == detail::KernelArg::Kind::local         ? "local memory"
+                             : a.kind == detail::KernelArg::Kind::scalar        ? "a scalar"
+                             : a.kind == detail::KernelArg::Kind::sampled_image ? "a sampled image"
+                                                                                : "a writable image",
+                             size));
         if (cacheable) {
             prev = {true, a.kind, size, {}};
             if (value) std::memcpy(prev.bytes, value, size);
+        }
+    };
+    std::size_t p = 0;
+    for (const auto& a : args) {
+        switch (a.kind) {
+        case detail::KernelArg::Kind::buffer: {
+            const cl_mem m = mem(*a.buffer);
+            set(p++, a, sizeof m, &m);
+            break;
+        }
+        case detail::KernelArg::Kind::local: set(p++, a, a.size ? a.size : 1, nullptr); break;
+        case detail::KernelArg::Kind::scalar: set(p++, a, a.size, a.data()); break;
+        case detail::KernelArg::Kind::sampled_image: {
+            const cl_mem m = static_cast<Image&>(*a.image).memory;
+            const cl_sampler s = ctx.sampler(unsigned(a.size));
+            set(p++, a, sizeof m, &m);
+            set(p++, a, sizeof s, &s);
+            break;
+        }
+        case detail::KernelArg::Kind::writable_image: {
+            const cl_mem m = static_cast<Image&>(*a.image).memory;
+            set(p++, a, sizeof m, &m);
+            break;
+        }
         }
     }
     const std::size_t* local = grid.local.empty() ? nullptr : grid.local.size.data();

@@ -86,14 +86,44 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
         throw InvalidArgument(
             fmt::format("xgpu: kernel '{}' was built for another context than the queue's", impl_->name));
     const int expected = impl_->num_args();
-    if (expected >= 0 && std::size_t(expected) != args.size())
-        throw InvalidArgument(fmt::format("xgpu: kernel '{}' takes {} argument{}, but {} were given", impl_->name,
-                                          expected, expected == 1 ? "" : "s", args.size()),
+    // A sampled image fills two parameters on OpenCL (image and sampler).
+    const unsigned per_image = q.context->sampled_image_params();
+    std::size_t params = 0, images = 0, written = 0;
+    for (const auto& a : args) {
+        const bool sampled = a.kind == detail::KernelArg::Kind::sampled_image;
+        params += sampled ? per_image : 1;
+        images += sampled;
+        written += a.kind == detail::KernelArg::Kind::writable_image;
+    }
+    // OpenCL's per-kernel limits (CUDA sets none: 0).
+    const auto& lim = dev.images;
+    if ((lim.max_read_images && images > lim.max_read_images) || (lim.max_samplers && images > lim.max_samplers) ||
+        (lim.max_write_images && written > lim.max_write_images))
+        throw InvalidArgument(fmt::format("xgpu: launch of '{}': {} sampled and {} writable images; the device takes "
+                                          "at most {} read images, {} samplers and {} written images per kernel",
+                                          impl_->name, images, written, lim.max_read_images, lim.max_samplers,
+                                          lim.max_write_images),
                               {dev.backend, "launch", 0, ""});
+    if (expected >= 0 && std::size_t(expected) != params)
+        throw InvalidArgument(
+            images && per_image != 1
+                ? fmt::format("xgpu: kernel '{}' declares {} parameters, but {} arguments fill {} (each of the {} "
+                              "sampled images fills {}: XGPU_IMAGE*D_PARAM declares image and sampler)",
+                              impl_->name, expected, args.size(), params, images, per_image)
+                : fmt::format("xgpu: kernel '{}' takes {} argument{}, but {} were given", impl_->name, expected,
+                              expected == 1 ? "" : "s", args.size()),
+            {dev.backend, "launch", 0, ""});
     std::size_t local_bytes = 0;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
-        if (a.kind == detail::KernelArg::Kind::buffer) {
+        if (a.kind == detail::KernelArg::Kind::sampled_image || a.kind == detail::KernelArg::Kind::writable_image) {
+            if (!a.image)
+                throw InvalidArgument(
+                    fmt::format("xgpu: launch of '{}': argument {} is an empty Image", impl_->name, i));
+            if (a.image->context != q.context)
+                throw InvalidArgument(
+                    fmt::format("xgpu: launch of '{}': argument {} is an image of another context", impl_->name, i));
+        } else if (a.kind == detail::KernelArg::Kind::buffer) {
             if (!a.buffer)
                 throw InvalidArgument(
                     fmt::format("xgpu: launch of '{}': argument {} is an empty Buffer", impl_->name, i));
@@ -109,8 +139,11 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
                                           impl_->name, local_bytes, dev.local_memory));
     check_grid(impl_->name, grid, dev);
     if (grid.global.total() == 0) return; // nothing to run
-    for (const auto& a : args)
+    for (const auto& a : args) {
         if (a.kind == detail::KernelArg::Kind::buffer) detail::record_use(*a.buffer, queue.impl());
+        if (a.kind == detail::KernelArg::Kind::sampled_image && a.image->viewed)
+            detail::record_use(*a.image->viewed, queue.impl());
+    }
     if (detail::profiling()) {
         auto before = q.marker();
         q.launch(*impl_, grid, args);

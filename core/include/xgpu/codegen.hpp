@@ -94,6 +94,9 @@ public:
     // Starts a device function returning `type`; parameters follow, then body().
     Source& function(std::string_view type, std::string_view name);
     Source& param(std::string_view type, std::string_view name);
+    // An image parameter (xgpu/image.hpp): sampled, of 1 to 3 dimensions, or writable (2-D), read
+    // and written in the body with the dialect's XGPU_SAMPLE*, XGPU_FETCH*, XGPU_WRITE2D_* on `name`.
+    Source& image_param(unsigned dims, std::string_view name, bool writable = false);
     // Ends the parameter list and opens the body.
     Source& body();
     // Opens a block after `head` ("for (...)", "if (...)", or empty for a bare block).

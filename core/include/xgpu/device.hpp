@@ -13,6 +13,22 @@ enum class DeviceType { gpu, cpu, accelerator, other };
 
 const char* to_string(DeviceType type) noexcept;
 
+// What a device offers for images (xgpu/image.hpp); zero sizes where it has none.
+struct ImageLimits {
+    bool supported = false;
+    std::size_t max_width_1d = 0;
+    std::size_t max_width_2d = 0, max_height_2d = 0;
+    std::size_t max_width_3d = 0, max_height_3d = 0, max_depth_3d = 0;
+    std::size_t max_width_writable_2d = 0, max_height_writable_2d = 0; // CUDA's surface limits
+    unsigned max_read_images = 0;  // per kernel; 0 where the backend sets no limit (CUDA)
+    unsigned max_write_images = 0; // per kernel; 0 where the backend sets no limit (CUDA)
+    unsigned max_samplers = 0;     // per kernel; 0 where the backend sets no limit (CUDA)
+    // 2-D image views of a buffer without a copy (Image::view): CUDA's pitched-linear textures.
+    bool buffer_views = false;
+    std::size_t max_width_view = 0, max_height_view = 0, max_pitch_view = 0; // pitch in bytes
+    std::size_t view_pitch_alignment = 0, view_base_alignment = 0;           // bytes
+};
+
 // Plain facts about one device, as the backend reports them.
 struct DeviceInfo {
     std::string backend;          // "cuda" or "opencl"
@@ -39,6 +55,7 @@ struct DeviceInfo {
     // Page-locked host memory kernels write directly (a reduction's result then reaches the host
     // without a copy on the queue).
     bool mapped_memory = false;
+    ImageLimits images;
 };
 
 // A device handle: cheap to copy.

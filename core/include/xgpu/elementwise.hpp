@@ -6,6 +6,10 @@
 //                               "z[i] = a * x[i] + b * y[i]", "linear_combination");
 //   lin(2.0f, x, 3.0f, y, z);                    // over the size of the first array argument
 //   lin(xgpu::slice(0, 100, 2), 2.0f, x, ...);   // over i = 0, 2, ..., 98
+//
+// Images are arguments too: "image1d src", "image2d src", "image3d src" declare a sampled image
+// (pass Image::sampled(sampler); read it with XGPU_SAMPLE*/XGPU_FETCH* on `src`), "wimage2d dst"
+// a writable one (pass Image::writable(); XGPU_WRITE2D_*).
 #pragma once
 
 #include <string>
@@ -13,16 +17,24 @@
 
 #include "xgpu/array.hpp"
 #include "xgpu/codegen.hpp"
+#include "xgpu/image.hpp"
 
 namespace xgpu {
 
 namespace detail {
-// One argument of a user kernel (ElementwiseKernel, ReductionKernel): an array or a scalar.
+// One argument of a user kernel (ElementwiseKernel, ReductionKernel): an array, a scalar or an
+// image (`scalar` then holds the image's kernel argument).
 struct BoundArg {
     const ArrayDesc* array = nullptr;
     KernelArg scalar{};
     DType dtype{};
 };
+inline BoundArg bind_arg(const SampledImage& s) {
+    return BoundArg{nullptr, make_arg(s), {}};
+}
+inline BoundArg bind_arg(const WritableImage& w) {
+    return BoundArg{nullptr, make_arg(w), {}};
+}
 template <Element T> BoundArg bind_arg(const Array<T>& a) {
     return BoundArg{&a.desc(), {}, dtype_v<T>};
 }
@@ -48,6 +60,8 @@ private:
         std::string declaration, name, type; // "const float* x", "x", "float"
         bool pointer;
         DType dtype;
+        unsigned image = 0; // an image's dimensions ("image2d src"), 0 for arrays and scalars
+        bool writable = false;
     };
     std::vector<Param> params_;
     std::string kernel_;

@@ -18,22 +18,28 @@
 namespace xgpu {
 
 class Queue;
+struct SampledImage;  // xgpu/image.hpp
+struct WritableImage; // xgpu/image.hpp
 namespace detail {
 class KernelImpl;
 class ProgramImpl;
 class BufferImpl;
+class ImageImpl;
 
 // One kernel argument as the backends see it. A scalar of up to 16 bytes travels by value, so a
 // caller keeps nothing alive for it; a larger one points at the caller's value, which must outlive
-// the launch call (the backends copy argument values before returning).
+// the launch call (the backends copy argument values before returning). An image argument
+// (xgpu/image.hpp) is `image` read through the sampler whose Sampler::key() is `size`
+// (sampled_image), or written (writable_image); the caller keeps the image alive.
 struct KernelArg {
-    enum class Kind : unsigned char { buffer, scalar, local };
+    enum class Kind : unsigned char { buffer, scalar, local, sampled_image, writable_image };
     static constexpr std::size_t inline_bytes = 16;
     Kind kind;
-    std::size_t size;                                // scalar size, or local-memory bytes
+    std::size_t size;                                // scalar size, local-memory bytes, or sampler key
     const void* value = nullptr;                     // a scalar larger than inline_bytes
     BufferImpl* buffer = nullptr;                    // buffer argument
     alignas(16) unsigned char bytes[inline_bytes]{}; // a scalar of up to inline_bytes
+    ImageImpl* image = nullptr;                      // image argument
 
     // The scalar's bytes.
     const void* data() const { return value ? value : bytes; }
@@ -54,6 +60,8 @@ inline KernelArg make_arg(const Buffer& b) {
 inline KernelArg make_arg(const Local& l) {
     return {KernelArg::Kind::local, l.bytes, nullptr, nullptr};
 }
+KernelArg make_arg(const SampledImage& s); // core/src/image.cpp
+KernelArg make_arg(const WritableImage& w);
 template <class T> KernelArg make_arg(const T& v) {
     static_assert(!std::is_pointer_v<T>, "a host pointer cannot be a kernel argument: pass an xgpu::Buffer");
     static_assert(!std::is_same_v<T, bool>, "bool kernel arguments differ between backends: pass an int");
@@ -71,7 +79,8 @@ public:
     // Number of parameters the kernel declares, or -1 where the backend cannot tell.
     int num_args() const;
 
-    // Enqueues the kernel over `grid` with the given arguments (Buffer, Local, or scalars).
+    // Enqueues the kernel over `grid` with the given arguments (Buffer, Local, scalars, or images:
+    // Image::sampled, Image::writable).
     // Arguments are checked (count, buffer context, geometry) before anything is enqueued.
     template <class... Args> void launch(const Queue& queue, const Grid& grid, const Args&... args) const {
         const std::array<detail::KernelArg, sizeof...(Args)> packed{detail::make_arg(args)...};

@@ -9,6 +9,7 @@
 
 #include "../codegen/elementwise.hpp"
 #include "../codegen/skeleton.hpp"
+#include "xgpu/detail/backend.hpp"
 
 namespace xgpu {
 namespace detail {
@@ -56,7 +57,7 @@ std::optional<DType> dtype_named(const std::string& t) {
 
 std::string known_type_names() {
     return "float, double, int8_t..int64_t, uint8_t..uint64_t, char, short, int, long, uchar, ushort, uint, ulong, "
-           "unsigned char/short/int/long, xgpu_cfloat, xgpu_cdouble";
+           "unsigned char/short/int/long, xgpu_cfloat, xgpu_cdouble; images: image1d, image2d, image3d, wimage2d";
 }
 
 template <class Param> std::vector<Param> parse(const std::string& arguments) {
@@ -95,6 +96,14 @@ template <class Param> std::vector<Param> parse(const std::string& arguments) {
             base += (base.empty() ? "" : " ") + word;
         }
         p.type = base;
+        // Images: "image1d src" ... "image3d src" (sampled), "wimage2d dst" (written).
+        if (!p.pointer && (base == "image1d" || base == "image2d" || base == "image3d" || base == "wimage2d")) {
+            p.writable = base[0] == 'w';
+            p.image = unsigned(base[base.size() - 2] - '0');
+            p.dtype = DType::uint8; // unused
+            out.push_back(p);
+            continue;
+        }
         // An argument whose type cannot be checked against what is passed is refused: a wrong
         // element size would let the kernel write past the array's end.
         const auto d = dtype_named(base);
@@ -125,9 +134,10 @@ std::string array_decl(const std::string& declaration, const std::string& name) 
 std::string UserArguments::params() const {
     std::string out;
     for (const auto& p : params_)
-        out += p.pointer ? fmt::format("{} xgpu_base_{}, const int64_t xgpu_off_{}, ",
-                                       array_decl(p.declaration, p.name), p.name, p.name)
-                         : p.declaration + ", ";
+        out += p.image     ? fmt::format("XGPU_{}IMAGE{}D_PARAM({}), ", p.writable ? "W" : "", p.image, p.name)
+               : p.pointer ? fmt::format("{} xgpu_base_{}, const int64_t xgpu_off_{}, ",
+                                         array_decl(p.declaration, p.name), p.name, p.name)
+                           : p.declaration + ", ";
     return out;
 }
 
@@ -149,6 +159,28 @@ std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>
     for (std::size_t k = 0; k < args.size(); ++k) {
         const auto& p = params_[k];
         const auto& a = args[k];
+        using K = KernelArg::Kind;
+        const bool is_image = !a.array && (a.scalar.kind == K::sampled_image || a.scalar.kind == K::writable_image);
+        if (p.image || is_image) {
+            const char* want = p.writable ? "a writable image (Image::writable())" : "a sampled image (Image::sampled)";
+            if (!p.image || !is_image || p.writable != (a.scalar.kind == K::writable_image))
+                throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') must be {}", kernel_, k,
+                                                  p.declaration,
+                                                  p.image     ? want
+                                                  : p.pointer ? "an Array"
+                                                              : "a scalar"));
+            if (!a.scalar.image)
+                throw InvalidArgument(
+                    fmt::format("xgpu: kernel '{}': argument '{}' is an empty Image", kernel_, p.name));
+            if (a.scalar.image->dims != p.image)
+                throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument '{}' declares a {}-D image, but a {}-D "
+                                                  "image was given",
+                                                  kernel_, p.name, p.image, a.scalar.image->dims));
+            if (a.scalar.image->context != ctx.impl())
+                throw InvalidArgument(
+                    fmt::format("xgpu: kernel '{}': argument '{}' is an image of another context", kernel_, p.name));
+            continue;
+        }
         if (p.pointer != (a.array != nullptr))
             throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument {} ('{}') must be {}", kernel_, k,
                                               p.declaration, p.pointer ? "an Array" : "a scalar"));

@@ -37,6 +37,19 @@ Source& Source::param(std::string_view type, std::string_view name) {
     return *this;
 }
 
+Source& Source::image_param(unsigned dims, std::string_view name, bool writable) {
+    if (params_ < 0) throw std::logic_error("xgpu::codegen::Source: image_param() outside a signature");
+    if (dims < 1 || dims > 3 || (writable && dims != 2))
+        throw std::invalid_argument("xgpu::codegen::Source: images are 1-, 2- or 3-D, writable ones 2-D");
+    if (params_++ > 0) text_ += ", ";
+    text_ += writable ? "XGPU_WIMAGE" : "XGPU_IMAGE";
+    text_ += char('0' + dims);
+    text_ += "D_PARAM(";
+    text_ += name;
+    text_ += ')';
+    return *this;
+}
+
 Source& Source::body() {
     if (params_ < 0) throw std::logic_error("xgpu::codegen::Source: body() without a signature");
     if (params_ == 0) text_ += "void";

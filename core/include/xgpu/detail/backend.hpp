@@ -3,6 +3,7 @@
 // valid ranges, matching contexts and well-formed geometry.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "xgpu/device.hpp"
 #include "xgpu/error.hpp"
 #include "xgpu/grid.hpp"
+#include "xgpu/image_format.hpp"
 #include "xgpu/kernel.hpp"
 
 namespace xgpu::detail {
@@ -63,6 +65,23 @@ public:
 // other than its home uses it.
 void record_use(BufferImpl& buffer, const std::shared_ptr<QueueImpl>& queue);
 
+// An image (xgpu/image.hpp): the neutral layer has checked its format and sizes against the device.
+// `extent` is (width, height, depth), 1 in the dimensions the image lacks.
+class ImageImpl {
+public:
+    ImageImpl(std::shared_ptr<ContextImpl> ctx, const ImageFormat& f, unsigned d, const std::array<std::size_t, 3>& e)
+        : context(std::move(ctx)), format(f), dims(d), extent(e) {}
+    virtual ~ImageImpl() = default;
+    const std::shared_ptr<ContextImpl> context;
+    const ImageFormat format;
+    const unsigned dims;
+    const std::array<std::size_t, 3> extent;
+    std::shared_ptr<void> handle; // the neutral layer's Context handle (image.cpp), for its queue
+    // A view of a buffer's memory (Image::view): read by kernels only; the buffer is kept alive.
+    std::shared_ptr<BufferImpl> viewed;
+    std::size_t view_offset = 0, view_pitch = 0;
+};
+
 class KernelImpl {
 public:
     explicit KernelImpl(std::string kernel_name) : name(std::move(kernel_name)) {}
@@ -105,6 +124,14 @@ public:
     virtual void launch(KernelImpl& kernel, const Grid& grid, std::span<const KernelArg> args) = 0;
     virtual std::shared_ptr<EventImpl> marker() = 0;
     virtual void finish() = 0;
+    // Image transfers of a region (checked inside the image) between the image and packed texels:
+    // on the host (blocking) or in a buffer from byte `offset` (asynchronous).
+    virtual void write_image(ImageImpl& dst, const ImageRegion& region, const void* src) = 0;
+    virtual void read_image(ImageImpl& src, const ImageRegion& region, void* dst) = 0;
+    virtual void copy_buffer_to_image(BufferImpl& src, std::size_t offset, ImageImpl& dst,
+                                      const ImageRegion& region) = 0;
+    virtual void copy_image_to_buffer(ImageImpl& src, const ImageRegion& region, BufferImpl& dst,
+                                      std::size_t offset) = 0;
 
     const std::shared_ptr<ContextImpl> context;
     // Kept by the neutral layer (core/src/queue.cpp): the zeroed counter that reductions whose
@@ -131,6 +158,21 @@ public:
     // Page-locked host memory that kernels read and write like a buffer (BufferImpl::host is the
     // host's view); null where the backend has none (then DeviceInfo::mapped_memory is false).
     virtual std::shared_ptr<BufferImpl> alloc_mapped(std::size_t) { return nullptr; }
+    // Images: whether the device takes `format` for images of `dims` dimensions (written by
+    // kernels where `writable`), and a new image (contents undefined).
+    virtual bool image_format_supported(const ImageFormat& format, unsigned dims, bool writable) = 0;
+    virtual std::shared_ptr<ImageImpl> create_image(const ImageFormat& format, unsigned dims,
+                                                    const std::array<std::size_t, 3>& extent) = 0;
+    // A 2-D image over `buffer`'s memory from byte `offset`, rows `pitch` bytes apart (checked
+    // against DeviceInfo::images; the backend checks the address's alignment). Only where
+    // ImageLimits::buffer_views.
+    virtual std::shared_ptr<ImageImpl> create_image_view(const std::shared_ptr<BufferImpl>&, std::size_t,
+                                                         const ImageFormat&, std::size_t, std::size_t, std::size_t) {
+        return nullptr;
+    }
+    // How many kernel parameters a sampled image argument takes (XGPU_IMAGE*D_PARAM declares the
+    // image and its sampler as two on OpenCL).
+    virtual unsigned sampled_image_params() const { return 1; }
     // The dialect preamble for this device (see kernels/preamble_*.h).
     virtual std::string preamble() const = 0;
     // Everything besides source and options that changes the binary: compiler and driver
