@@ -43,3 +43,8 @@ typedef int int32_t;
 typedef uint uint32_t;
 typedef long int64_t;
 typedef ulong uint64_t;
+
+/* Vector types (XGPU_HAS_VECTORS): OpenCL C's built-in vectors (char16 ... double8), whose
+ * arithmetic, comparisons, logical operators and ?: act per component; the reductions of CPU
+ * devices keep their accumulators in them (core/src/array/reduction.cpp). */
+#define XGPU_HAS_VECTORS 1

@@ -226,11 +226,114 @@ std::string pairwise(unsigned lo, unsigned hi) { // accumulators lo .. hi-1
     return fmt::format("xgpu_reduce({}, {})", pairwise(lo, mid), pairwise(mid, hi));
 }
 
+// Vectors of accumulators, for blocked shapes (CPUs) of the built-in reductions whose
+// accumulator is a real or integer type (vector_type), where the dialect has vector types
+// (XGPU_HAS_VECTORS: OpenCL C's built-in vectors, whose operators and ?: act per component).
+// PoCL vectorises across work-items, which a work-item's loop over its own block defeats: there
+// each step's elements go into vectors explicitly, `lanes` consecutive elements per vector, so
+// that the loads and the reduce expression (NaN-propagating selects included) compile to
+// whole-register operations instead of a scalar, branching chain. 64 bytes of lanes (one AVX-512
+// register), at most 16 (OpenCL C's widest vector).
+const char* vector_base(DType t) { // the OpenCL C scalar type whose vectors hold `t`
+    switch (t) {
+    case DType::bool_:
+    case DType::uint8: return "uchar";
+    case DType::int8: return "char";
+    case DType::int16: return "short";
+    case DType::uint16: return "ushort";
+    case DType::int32: return "int";
+    case DType::uint32: return "uint";
+    case DType::int64: return "long";
+    case DType::uint64: return "ulong";
+    case DType::float32: return "float";
+    case DType::float64: return "double";
+    default: return nullptr;
+    }
+}
+
+// The accumulator type of `op` over `t` where its reduce expression applies per component to
+// vectors of it (every built-in reduction but argmin/argmax, over real accumulators).
+std::optional<DType> vector_type(ReduceOp op, DType t) {
+    switch (op) {
+    case ReduceOp::argmin:
+    case ReduceOp::argmax: return std::nullopt;
+    case ReduceOp::sum: return kind(t) == Kind::complex ? std::nullopt : std::optional(sum_type(t));
+    case ReduceOp::min:
+    case ReduceOp::max: return t;
+    case ReduceOp::any:
+    case ReduceOp::all: return DType::int32;
+    default: return norm_type(t);
+    }
+}
+
+unsigned vector_lanes(std::optional<DType> vector_of, const LaunchShape& shape) {
+    if (!shape.blocked || !vector_of || !vector_base(*vector_of)) return 0;
+    return unsigned(std::min<std::size_t>(16, 64 / info(*vector_of).size));
+}
+
+// The hooks of the vector path (empty without one, so that other shapes' text is unchanged): the
+// vector type and its reduce function (after xgpu_reduce), and the loop that takes a work-item's
+// block in steps of `items` vectors of `lanes` elements, then combines the vectors pairwise and
+// their lanes in order into `acc` (the scalar loops after it take the rest of the block).
+struct VectorPath {
+    std::string functions, loop;
+};
+
+VectorPath vector_path(const ReduceSpec& s, std::optional<DType> vector_of, const LaunchShape& shape,
+                       const std::string& element) {
+    const unsigned lanes = vector_lanes(vector_of, shape);
+    if (!lanes) return {};
+    const unsigned vectors = shape.items;
+    VectorPath p;
+    p.functions = fmt::format("\n#if defined(XGPU_HAS_VECTORS)\n"
+                              "typedef {}{} ACCV;\n"
+                              "XGPU_DEVICE_FN ACCV xgpu_reduce_v(ACCV a, ACCV b) {{ return {}; }}\n"
+                              "#endif",
+                              vector_base(*vector_of), lanes, s.reduce);
+    const auto vec = [](unsigned u) { return fmt::format("xgpu_v{}", u); };
+    const std::uint64_t step = std::uint64_t(vectors) * lanes;
+    codegen::Source loop(1);
+    loop.raw("\n").line("#if defined(XGPU_HAS_VECTORS)").open();
+    std::string names;
+    for (unsigned u = 0; u < vectors; ++u)
+        names += fmt::format("{}{} = (ACCV)(xgpu_neutral())", u ? ", " : "", vec(u));
+    loop.line("ACCV " + names + ";");
+    loop.open(fmt::format("for (; j + {} < last; j += {})", step - 1, step));
+    for (unsigned u = 0; u < vectors; ++u) {
+        loop.open();
+        std::string lane_names;
+        for (unsigned k = 0; k < lanes; ++k)
+            lane_names += fmt::format("{}xgpu_l{}", k ? ", " : "", k);
+        loop.line("ACC " + lane_names + ";");
+        for (unsigned k = 0; k < lanes; ++k) {
+            loop.open().line(fmt::format("const uint64_t i = j + {}; (void)i;", u * lanes + k));
+            loop.raw(element);
+            loop.line(fmt::format("xgpu_l{} = {};", k, s.map)).close();
+        }
+        loop.line(fmt::format("{0} = xgpu_reduce_v({0}, (ACCV)({1}));", vec(u), lane_names)).close();
+    }
+    loop.close();
+    // The vectors pairwise (as the scalar accumulators below), then the lanes in order.
+    std::function<std::string(unsigned, unsigned)> pair = [&](unsigned lo, unsigned hi) {
+        if (hi - lo == 1) return vec(lo);
+        const unsigned mid = lo + (hi - lo + 1) / 2;
+        return fmt::format("xgpu_reduce_v({}, {})", pair(lo, mid), pair(mid, hi));
+    };
+    loop.line(fmt::format("const ACCV xgpu_all = {};", pair(0, vectors)));
+    for (unsigned k = 0; k < lanes; ++k)
+        loop.line(fmt::format("acc = xgpu_reduce(acc, xgpu_all.s{:x});", k));
+    loop.close().line("#endif");
+    p.loop = loop.str();
+    if (!p.loop.empty() && p.loop.back() == '\n') p.loop.pop_back();
+    return p;
+}
+
 // One program with three kernels (kernels/reduction.kernel): stage 1 (or the only stage), stage 2,
 // and along an axis. `params` are the map's parameters (comma-terminated), `prologue` runs once per
 // work-item, `element` computes `v` from `i`.
 std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, const std::string& params,
-                             const std::string& prologue, const std::string& element, const std::string& preamble) {
+                             const std::string& prologue, const std::string& element, const std::string& preamble,
+                             std::optional<DType> vector_of = std::nullopt) {
     const std::string wg = std::to_string(shape.group_size), accs = std::to_string(shape.items);
     codegen::Source accumulators(1), steps(2);
     if (shape.items > 1) {
@@ -246,6 +349,7 @@ std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, cons
         steps.line(fmt::format("{0} = xgpu_reduce({0}, {1});", accumulator(a), s.map)).close();
     }
     const std::string combine = shape.items > 1 ? "    acc = " + pairwise(0, shape.items) + ";\n" : "";
+    const VectorPath vectors = vector_path(s, vector_of, shape, element);
     return codegen::fill("reduction.kernel", {{"array_h", codegen::kernel_file("array.h")},
                                               {"preamble", preamble},
                                               {"declarations", s.declarations},
@@ -259,6 +363,8 @@ std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, cons
                                               {"acc", s.acc_type},
                                               {"neutral", s.neutral},
                                               {"reduce", s.reduce},
+                                              {"vector_functions", vectors.functions},
+                                              {"vector_loop", vectors.loop},
                                               {"params", params},
                                               {"prologue", prologue},
                                               {"element", element},
@@ -375,7 +481,7 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
     codegen::Lowered map = lower_map(expr, ctx, shape, codegen::Want::key_and_arguments);
     Kernels k(ctx, "reduce|" + spec->name + '|' + map.key + '|' + g.shape.key(), [&] {
         const codegen::Lowered code = lower_map(expr, ctx, shape, codegen::Want::everything);
-        return reduction_source(*spec, g.shape, code.params, "", element_code(code), "");
+        return reduction_source(*spec, g.shape, code.params, "", element_code(code), "", vector_type(op, expr.type));
     });
     run_all(ctx, k, g, *spec, std::move(map.args), n, out);
     return out;
@@ -408,7 +514,8 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     codegen::Lowered map = lower_map(*p, ctx, permuted, codegen::Want::key_and_arguments);
     Kernels k(ctx, "reduce|" + spec.name + '|' + map.key + '|' + shape_of_launch.key(), [&] {
         const codegen::Lowered code = lower_map(*p, ctx, permuted, codegen::Want::everything);
-        return reduction_source(spec, shape_of_launch, code.params, "", element_code(code), "");
+        return reduction_source(spec, shape_of_launch, code.params, "", element_code(code), "",
+                                vector_type(op, expr.type));
     });
     std::vector<KernelArg> args = std::move(map.args);
     const std::int64_t off = out.offset;

@@ -62,25 +62,75 @@ std::string convert(Distribution d, DType t, unsigned per, bool clip) {
     return {};
 }
 
+// The CPU form of the uniform kernels (whole guard-free work-groups, the CPU chooser's elementwise
+// shape): each work-item makes `vector_blocks` consecutive blocks, with kernels/philox_vectors.h's
+// vectors where the dialect has them (XGPU_HAS_VECTORS) and the block is whole, else (the end of
+// the range, or a dialect without vectors) one block after another as elsewhere. Measured on PoCL
+// (2 cores, AVX-512, 2^24 f64): 0.44 GB/s one block per work-item, 2.6 GB/s eight per work-item
+// in vectors, the same bits.
+constexpr unsigned vector_blocks = 8;
+
+bool vector_form(Distribution d, const LaunchShape& shape) {
+    return d == Distribution::uniform && shape.whole_groups;
+}
+
+// The vector statements of the CPU form for blocks g0 .. g0 + 7 (their numbers stored side by
+// side, 16 at a time).
+std::string vector_uniform(DType t, unsigned per, bool clip) {
+    const bool f32 = t == DType::float32;
+    const char* V = f32 ? "float8" : "double8";
+    std::string code = "    const xgpu_philox_block8 w8 = xgpu_philox8_at(counter + g0, key0, key1);\n";
+    for (unsigned j = 0; j < per; ++j) {
+        const std::string u = f32 ? fmt::format("xgpu_philox8_float(w8.v[{}])", j)
+                                  : fmt::format("xgpu_philox8_double(w8.v[{}], w8.v[{}])", 2 * j, 2 * j + 1);
+        code += fmt::format("    {0} u{1} = fma(({0})(b), {2}, ({0})(a));\n", V, j, u);
+        if (clip) code += fmt::format("    u{0} = u{0} < ({1})(c) ? u{0} : ({1})(c);\n", j, V);
+    }
+    // Number e of the eight blocks is word e % per of block e / per.
+    const char* W = f32 ? "float16" : "double16";
+    for (unsigned first = 0; first < vector_blocks * per; first += 16) {
+        std::string parts;
+        for (unsigned e = first; e < first + 16; ++e)
+            parts += fmt::format("{}u{}.s{}", e > first ? ", " : "", e % per, e / per);
+        code += fmt::format("    vstore16(({})({}), 0, out + offset + g0 * {} + {});\n", W, parts, per, first);
+    }
+    return code;
+}
+
 std::string kernel_source(Distribution d, DType t, bool clip, const LaunchShape& shape) {
     const unsigned per = Philox::per_block(d, t);
     const char* T = info(t).device_name;
     const char* P = d == Distribution::integers ? "uint64_t" : T;
-    return codegen::stream_source(
-        {fmt::format("xgpu_philox_{}", dist_name(d)), std::string(codegen::kernel_file("philox.h")),
-         fmt::format("XGPU_GLOBAL {0}* out, const uint64_t offset, const uint64_t n, const uint32_t key0, "
-                     "const uint32_t key1, const uint64_t counter, const {1} a, const {1} b, const {1} c, ",
-                     T, P),
-         "i",
-         fmt::format("  const uint64_t g = i, first = g * {1};\n"
-                     "  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
-                     "  {0} v[{1}];\n"
-                     "{2}"
-                     "  const uint64_t m = n - first < {1} ? n - first : {1};\n"
-                     "  XGPU_GLOBAL {0}* o = out + offset + first;\n"
-                     "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n",
-                     T, per, convert(d, t, per, clip))},
-        shape);
+    const bool vectors = vector_form(d, shape);
+    std::string preamble(codegen::kernel_file("philox.h"));
+    if (vectors) preamble += codegen::kernel_file("philox_vectors.h");
+    // One block, `g` (the statements after its first number's index `first`).
+    const std::string block = fmt::format("  const xgpu_philox_block w = xgpu_philox_at(counter + g, key0, key1);\n"
+                                          "  {0} v[{1}];\n"
+                                          "{2}"
+                                          "  const uint64_t m = n - first < {1} ? n - first : {1};\n"
+                                          "  XGPU_GLOBAL {0}* o = out + offset + first;\n"
+                                          "  for (uint64_t j = 0; j < m; ++j) o[j] = v[j];\n",
+                                          T, per, convert(d, t, per, clip));
+    const std::string body = vectors ? fmt::format("  const uint64_t g0 = i * {0};\n"
+                                                   "#if defined(XGPU_HAS_VECTORS)\n"
+                                                   "  if ((g0 + {0}) * {1} <= n) {{\n"
+                                                   "{2}"
+                                                   "  }} else\n"
+                                                   "#endif\n"
+                                                   "  for (uint64_t g = g0; g < g0 + {0} && g * {1} < n; ++g) {{\n"
+                                                   "  const uint64_t first = g * {1};\n"
+                                                   "{3}"
+                                                   "  }}\n",
+                                                   vector_blocks, per, vector_uniform(t, per, clip), block)
+                                     : fmt::format("  const uint64_t g = i, first = g * {};\n", per) + block;
+    return codegen::stream_source({fmt::format("xgpu_philox_{}", dist_name(d)), preamble,
+                                   fmt::format("XGPU_GLOBAL {0}* out, const uint64_t offset, const uint64_t n, "
+                                               "const uint32_t key0, const uint32_t key1, const uint64_t counter, "
+                                               "const {1} a, const {1} b, const {1} c, ",
+                                               T, P),
+                                   "i", body},
+                                  shape);
 }
 
 // Fills dst from the stream with scalars a, b and c (of type P); returns the blocks used.
@@ -109,10 +159,11 @@ std::uint64_t generate(Distribution d, const ArrayDesc& dst, std::uint64_t seed,
                                           "(2^64 blocks); use another seed or set_counter()",
                                           dist_name(d), blocks, counter));
     const std::uint32_t key0 = std::uint32_t(seed), key1 = std::uint32_t(seed >> 32);
+    const std::uint64_t items = vector_form(d, shape) ? (blocks + vector_blocks - 1) / vector_blocks : blocks;
     codegen::launch_stream(ctx, k,
                            {make_arg(dst.buffer), make_arg(offset), make_arg(count), make_arg(key0), make_arg(key1),
                             make_arg(counter), make_arg(a), make_arg(b), make_arg(c)},
-                           blocks, shape);
+                           items, shape);
     return blocks;
 }
 } // namespace
