@@ -272,9 +272,10 @@ unsigned vector_lanes(std::optional<DType> vector_of, const LaunchShape& shape) 
 }
 
 // The hooks of the vector path (empty without one, so that other shapes' text is unchanged): the
-// vector type and its reduce function (after xgpu_reduce), and the loop that takes a work-item's
-// block in steps of `items` vectors of `lanes` elements, then combines the vectors pairwise and
-// their lanes in order into `acc` (the scalar loops after it take the rest of the block).
+// vector type and its reduce function (after xgpu_reduce), and the loop that takes most of a
+// work-item's block in steps of `items` vectors of `lanes` elements (from up to four parts of the
+// block side by side), then combines the vectors pairwise and their lanes in order into `acc` (the
+// scalar loops after it take the rest of the block).
 struct VectorPath {
     std::string functions, loop;
 };
@@ -291,14 +292,20 @@ VectorPath vector_path(const ReduceSpec& s, std::optional<DType> vector_of, cons
                               "#endif",
                               vector_base(*vector_of), lanes, s.reduce);
     const auto vec = [](unsigned u) { return fmt::format("xgpu_v{}", u); };
-    const std::uint64_t step = std::uint64_t(vectors) * lanes;
+    // The block is read as `streams` parts side by side, vector u from part u % streams: a core
+    // reads several streams at once faster than one (raw OpenCL on PoCL, f64 sum of 2^27, 2048
+    // work-items, same runs: 0.75-0.9 of the triad with one part, 0.95-1.2 with two, 1.15-1.4
+    // with four).
+    const unsigned streams = vectors % 4 == 0 ? 4 : vectors % 2 == 0 ? 2 : 1, across = vectors / streams;
     codegen::Source loop(1);
     loop.raw("\n").line("#if defined(XGPU_HAS_VECTORS)").open();
     std::string names;
     for (unsigned u = 0; u < vectors; ++u)
         names += fmt::format("{}{} = (ACCV)(xgpu_neutral())", u ? ", " : "", vec(u));
     loop.line("ACCV " + names + ";");
-    loop.open(fmt::format("for (; j + {} < last; j += {})", step - 1, step));
+    loop.line(fmt::format("const uint64_t xgpu_part = last > j ? (last - j) / {0} * {1} : 0;", streams * across * lanes,
+                          across * lanes));
+    loop.open(fmt::format("for (uint64_t xgpu_k = j; xgpu_k < j + xgpu_part; xgpu_k += {})", across * lanes));
     for (unsigned u = 0; u < vectors; ++u) {
         loop.open();
         std::string lane_names;
@@ -306,13 +313,14 @@ VectorPath vector_path(const ReduceSpec& s, std::optional<DType> vector_of, cons
             lane_names += fmt::format("{}xgpu_l{}", k ? ", " : "", k);
         loop.line("ACC " + lane_names + ";");
         for (unsigned k = 0; k < lanes; ++k) {
-            loop.open().line(fmt::format("const uint64_t i = j + {}; (void)i;", u * lanes + k));
+            loop.open().line(fmt::format("const uint64_t i = xgpu_k + {} * xgpu_part + {}; (void)i;", u % streams,
+                                         u / streams * lanes + k));
             loop.raw(element);
             loop.line(fmt::format("xgpu_l{} = {};", k, s.map)).close();
         }
         loop.line(fmt::format("{0} = xgpu_reduce_v({0}, (ACCV)({1}));", vec(u), lane_names)).close();
     }
-    loop.close();
+    loop.close().line(fmt::format("j += {} * xgpu_part;", streams));
     // The vectors pairwise (as the scalar accumulators below), then the lanes in order.
     std::function<std::string(unsigned, unsigned)> pair = [&](unsigned lo, unsigned hi) {
         if (hi - lo == 1) return vec(lo);
