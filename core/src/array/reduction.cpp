@@ -232,8 +232,7 @@ std::string pairwise(unsigned lo, unsigned hi) { // accumulators lo .. hi-1
 // PoCL vectorises across work-items, which a work-item's loop over its own block defeats: there
 // each step's elements go into vectors explicitly, `lanes` consecutive elements per vector, so
 // that the loads and the reduce expression (NaN-propagating selects included) compile to
-// whole-register operations instead of a scalar, branching chain. 64 bytes of lanes (one AVX-512
-// register), at most 16 (OpenCL C's widest vector).
+// whole-register operations instead of a scalar, branching chain (lanes: vector_lanes).
 const char* vector_base(DType t) { // the OpenCL C scalar type whose vectors hold `t`
     switch (t) {
     case DType::bool_:
@@ -251,24 +250,36 @@ const char* vector_base(DType t) { // the OpenCL C scalar type whose vectors hol
     }
 }
 
-// The accumulator type of `op` over `t` where its reduce expression applies per component to
-// vectors of it (every built-in reduction but argmin/argmax, over real accumulators).
-std::optional<DType> vector_type(ReduceOp op, DType t) {
+// What the vectors of a reduction hold: lanes of the accumulator type `acc`, for elements of
+// `element_bytes` each.
+struct VectorOf {
+    DType acc;
+    std::size_t element_bytes;
+};
+
+// Every built-in reduction but argmin/argmax and complex sums: their reduce expressions apply per
+// component to vectors of the accumulator type. (Complex sums as pairs of real lanes compiled, and
+// ran at 0.70 of the triad for complex64, but PoCL 3.1 aborted on the complex128 program, "Broken
+// module found": they keep the scalar loops.)
+std::optional<VectorOf> vector_type(ReduceOp op, DType t) {
+    const std::size_t bytes = info(t).size;
     switch (op) {
     case ReduceOp::argmin:
     case ReduceOp::argmax: return std::nullopt;
-    case ReduceOp::sum: return kind(t) == Kind::complex ? std::nullopt : std::optional(sum_type(t));
+    case ReduceOp::sum: return kind(t) == Kind::complex ? std::nullopt : std::optional(VectorOf{sum_type(t), bytes});
     case ReduceOp::min:
-    case ReduceOp::max: return t;
+    case ReduceOp::max: return VectorOf{t, bytes};
     case ReduceOp::any:
-    case ReduceOp::all: return DType::int32;
-    default: return norm_type(t);
+    case ReduceOp::all: return VectorOf{DType::int32, bytes};
+    default: return VectorOf{norm_type(t), bytes};
     }
 }
 
-unsigned vector_lanes(std::optional<DType> vector_of, const LaunchShape& shape) {
-    if (!shape.blocked || !vector_of || !vector_base(*vector_of)) return 0;
-    return unsigned(std::min<std::size_t>(16, 64 / info(*vector_of).size));
+// 64 bytes of lanes, at most 16 (OpenCL C's widest vector); of the accumulator, or of the
+// elements where they are narrower (int8 sums: 16 int64 lanes, two registers, for 16 bytes read).
+unsigned vector_lanes(const std::optional<VectorOf>& v, const LaunchShape& shape) {
+    if (!shape.blocked || !v || !vector_base(v->acc)) return 0;
+    return unsigned(std::min<std::size_t>(16, 64 / std::min(info(v->acc).size, v->element_bytes)));
 }
 
 // The hooks of the vector path (empty without one, so that other shapes' text is unchanged): the
@@ -280,7 +291,7 @@ struct VectorPath {
     std::string functions, loop;
 };
 
-VectorPath vector_path(const ReduceSpec& s, std::optional<DType> vector_of, const LaunchShape& shape,
+VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vector_of, const LaunchShape& shape,
                        const std::string& element) {
     const unsigned lanes = vector_lanes(vector_of, shape);
     if (!lanes) return {};
@@ -290,7 +301,7 @@ VectorPath vector_path(const ReduceSpec& s, std::optional<DType> vector_of, cons
                               "typedef {}{} ACCV;\n"
                               "XGPU_DEVICE_FN ACCV xgpu_reduce_v(ACCV a, ACCV b) {{ return {}; }}\n"
                               "#endif",
-                              vector_base(*vector_of), lanes, s.reduce);
+                              vector_base(vector_of->acc), lanes, s.reduce);
     const auto vec = [](unsigned u) { return fmt::format("xgpu_v{}", u); };
     // The block is read as `streams` parts side by side, vector u from part u % streams: a core
     // reads several streams at once faster than one (raw OpenCL on PoCL, f64 sum of 2^27, 2048
@@ -341,7 +352,7 @@ VectorPath vector_path(const ReduceSpec& s, std::optional<DType> vector_of, cons
 // work-item, `element` computes `v` from `i`.
 std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, const std::string& params,
                              const std::string& prologue, const std::string& element, const std::string& preamble,
-                             std::optional<DType> vector_of = std::nullopt) {
+                             const std::optional<VectorOf>& vector_of = std::nullopt) {
     const std::string wg = std::to_string(shape.group_size), accs = std::to_string(shape.items);
     codegen::Source accumulators(1), steps(2);
     if (shape.items > 1) {
