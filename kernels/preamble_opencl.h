@@ -44,7 +44,8 @@ typedef uint uint32_t;
 typedef long int64_t;
 typedef ulong uint64_t;
 
-/* Vector types (XGPU_HAS_VECTORS): OpenCL C's built-in vectors (char16 ... double8), whose
- * arithmetic, comparisons, logical operators and ?: act per component; the reductions of CPU
- * devices keep their accumulators in them (core/src/array/reduction.cpp). */
+/* Vector types (XGPU_HAS_VECTORS): OpenCL C's built-in vectors (char16 ... double16), whose
+ * arithmetic, comparisons, logical operators and ?: act per component. The CPU forms of the
+ * reductions (core/src/array/reduction.cpp) and of the uniform random numbers
+ * (kernels/philox_vectors.h) use them. */
 #define XGPU_HAS_VECTORS 1
