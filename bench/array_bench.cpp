@@ -1,9 +1,14 @@
 // array-bench: fused array expressions on the selected backend and device, in GB/s against
 // counted bytes (each input array read once, the output written once), median of timed runs
-// after a warm-up, timed with device events.
+// after a warm-up, timed with device events. Each figure is also given as a fraction of the
+// fused f64 triad `z = a*x + b*y` measured in the same run (the machine's streaming bandwidth as
+// xgpu reaches it): the first table's rows against the triad at its top, the Philox rows and each
+// dtype's row of reductions (sum, max, min, dot, norm) against a triad measured just before them,
+// so that a machine shared with other work drifts less between the two.
 //
-//   array-bench [--n N] [--reps N] [--sweep] [--latency]
+//   array-bench [--n N] [--reps N] [--sweep] [--latency] [--types float64,int32,...]
 //
+// --types: the reduction table's rows for those dtypes only (names as xgpu::name gives them).
 // --sweep: the streaming rows again under each elementwise launch shape (items per work-item
 // 1, 2, 4, 8, work-groups of 128, 256, 512), chosen from outside with xgpu::LaunchShapeScope.
 // --latency: where the time of a small dot read on the host goes (wall times, medians).
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include <chrono>
+#include <complex>
 #include <xgpu/array.hpp>
 #include <xgpu/codegen.hpp>
 #include <xgpu/random.hpp>
@@ -115,12 +121,67 @@ void latency(const xgpu::Context& ctx, xgpu::Philox& gen) {
     (void)h;
 }
 
+// A random array of n elements of T: uniforms in [0, 1) for the reals (complex: pairs of them),
+// integers in [0, 100) (signed: [-100, 100)), bools from integers in [0, 2).
+template <class T> xgpu::Array<T> random_array(xgpu::Philox& gen, std::size_t n) {
+    if constexpr (std::is_same_v<T, bool>)
+        return gen.integers<std::uint8_t>({n}, 0, 2).astype<bool>();
+    else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+        return gen.uniform<typename T::value_type>({2 * n}).template view<T>();
+    else if constexpr (std::is_floating_point_v<T>)
+        return gen.uniform<T>({n});
+    else
+        return gen.integers<T>({n}, std::is_signed_v<T> ? T(-100) : T(0), T(100));
+}
+
+// The reductions of one dtype as a table row: GB/s of the input bytes (dot: both inputs) and the
+// fraction of the triad `triad_now()` measures just before them; the lowest fraction is kept in
+// `lowest`. Only the dtypes `types` names (all where empty).
+template <class T>
+void reduction_row(const xgpu::Context& ctx, xgpu::Philox& gen, std::size_t n, int reps,
+                   const std::function<double()>& triad_now, double& lowest, const std::string& types) {
+    if (!types.empty() &&
+        ("," + types + ",").find("," + std::string(xgpu::name(xgpu::dtype_v<T>)) + ",") == std::string::npos)
+        return;
+    constexpr bool cpx = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+    if (!ctx.device().has_fp64() &&
+        (std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>> || std::is_integral_v<T>))
+        return; // their sums, dots or norms are double or 64-bit
+    auto x = random_array<T>(gen, n), y = random_array<T>(gen, n);
+    const double bytes = double(sizeof(T)) * double(n), triad = triad_now();
+    char text[64];
+    std::snprintf(text, sizeof text, " | %.1f", triad);
+    std::string row = "| " + std::string(xgpu::name(xgpu::dtype_v<T>)) + text;
+    auto cell = [&](double factor, const std::function<void()>& work) {
+        const double gbs = measure(ctx, factor * bytes, reps, work);
+        lowest = std::min(lowest, gbs / triad);
+        std::snprintf(text, sizeof text, " | %.1f (%.2f)", gbs, gbs / triad);
+        row += text;
+    };
+    const std::string none = " | -";
+    cell(1, [&] { xgpu::sum(x); });
+    if constexpr (cpx)
+        row += none + none;
+    else {
+        cell(1, [&] { xgpu::max(x); });
+        cell(1, [&] { xgpu::min(x); });
+    }
+    if constexpr (std::is_same_v<T, bool>)
+        row += none;
+    else
+        cell(2, [&] { xgpu::dot(x, y); });
+    cell(1, [&] { xgpu::norm(x); });
+    std::printf("%s |\n", row.c_str());
+    std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char** argv) try {
     std::size_t n = 0;
     int reps = 21;
     bool sweep = false, lat = false;
+    std::string types;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--sweep"))
             sweep = true;
@@ -130,42 +191,48 @@ int main(int argc, char** argv) try {
             n = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--types") && i + 1 < argc)
+            types = argv[++i];
     }
     auto ctx = xgpu::Context::from_env();
     const auto& dev = ctx.device().info();
     if (!n)
         n = std::size_t(
             std::min<std::uint64_t>({std::uint64_t(1) << 27, dev.max_allocation / 8, dev.global_memory / 48}));
-    std::printf("array-bench: %s on %s, n = %zu (2^%.1f)\n\n| work | GB/s |\n|---|---|\n", ctx.backend().c_str(),
-                dev.name.c_str(), n, std::log2(double(n)));
+    std::printf("array-bench: %s on %s, n = %zu (2^%.1f)\n\n| work | GB/s | of triad |\n|---|---|---|\n",
+                ctx.backend().c_str(), dev.name.c_str(), n, std::log2(double(n)));
+    double triad = 0;
+    auto row = [&](const char* work, double gbs) { std::printf("| %s | %.1f | %.2f |\n", work, gbs, gbs / triad); };
 
     xgpu::Philox gen(ctx, 42);
     if (lat) {
         latency(ctx, gen);
         return 0;
     }
+    // The triad's arrays stay, for the triads measured beside later rows.
+    auto tx = gen.uniform<double>({n}), ty = gen.uniform<double>({n});
+    auto tz = xgpu::empty<double>(ctx, {n});
+    auto triad_now = [&] { return measure(ctx, 3.0 * 8 * double(n), reps, [&] { tz = 2.5 * tx + -0.5 * ty; }); };
     {
-        auto x = gen.uniform<double>({n}), y = gen.uniform<double>({n});
-        auto z = xgpu::empty<double>(ctx, {n});
+        auto &x = tx, &y = ty, &z = tz;
         const double a = 2.5, b = -0.5;
-        std::printf("| fused `z = a*x + b*y` f64 | %.0f |\n",
-                    measure(ctx, 3.0 * 8 * double(n), reps, [&] { z = a * x + b * y; }));
+        triad = measure(ctx, 3.0 * 8 * double(n), reps, [&] { z = a * x + b * y; });
+        row("fused `z = a*x + b*y` f64 (the triad)", triad);
         // The same statement written as numpy would run it: three kernels, three passes.
         auto t1 = xgpu::empty<double>(ctx, {n}), t2 = xgpu::empty<double>(ctx, {n});
-        std::printf("| unfused `t1 = a*x; t2 = b*y; z = t1 + t2` f64 (3 arrays counted) | %.0f |\n",
-                    measure(ctx, 3.0 * 8 * double(n), reps, [&] {
-                        t1 = a * x;
-                        t2 = b * y;
-                        z = t1 + t2;
-                    }));
-        std::printf("| copy `z = x` f64 | %.0f |\n", measure(ctx, 2.0 * 8 * double(n), reps, [&] { z.assign(x); }));
+        row("unfused `t1 = a*x; t2 = b*y; z = t1 + t2` f64 (3 arrays counted)",
+            measure(ctx, 3.0 * 8 * double(n), reps, [&] {
+                t1 = a * x;
+                t2 = b * y;
+                z = t1 + t2;
+            }));
+        row("copy `z = x` f64", measure(ctx, 2.0 * 8 * double(n), reps, [&] { z.assign(x); }));
     }
     {
         auto x = gen.uniform<float>({n}), y = gen.uniform<float>({n});
         auto z = xgpu::empty<float>(ctx, {n});
-        std::printf("| fused `z = a*x + b*y` f32 | %.0f |\n",
-                    measure(ctx, 3.0 * 4 * double(n), reps, [&] { z = 2.5f * x - 0.5f * y; }));
-        std::printf("| copy `z = x` f32 | %.0f |\n", measure(ctx, 2.0 * 4 * double(n), reps, [&] { z.assign(x); }));
+        row("fused `z = a*x + b*y` f32", measure(ctx, 3.0 * 4 * double(n), reps, [&] { z = 2.5f * x - 0.5f * y; }));
+        row("copy `z = x` f32", measure(ctx, 2.0 * 4 * double(n), reps, [&] { z.assign(x); }));
     }
     if (sweep) {
         auto x = gen.uniform<double>({n}), y = gen.uniform<double>({n}), z = xgpu::empty<double>(ctx, {n});
@@ -186,19 +253,14 @@ int main(int argc, char** argv) try {
             }
         std::printf("\n");
     }
-    // Reductions: input bytes counted (dot: both inputs); the result stays on the device.
-    for (int f32 = 0; f32 < 2; ++f32) {
-        const char* t = f32 ? "f32" : "f64";
-        auto run = [&](auto x, auto y, double size) {
-            std::printf("| sum %s | %.0f |\n", t, measure(ctx, size * double(n), reps, [&] { xgpu::sum(x); }));
-            std::printf("| max %s | %.0f |\n", t, measure(ctx, size * double(n), reps, [&] { xgpu::max(x); }));
-            std::printf("| dot %s | %.0f |\n", t, measure(ctx, 2 * size * double(n), reps, [&] { xgpu::dot(x, y); }));
-            std::printf("| norm %s | %.0f |\n", t, measure(ctx, size * double(n), reps, [&] { xgpu::norm(x); }));
-        };
-        if (f32)
-            run(gen.uniform<float>({n}), gen.uniform<float>({n}), 4);
-        else
-            run(gen.uniform<double>({n}), gen.uniform<double>({n}), 8);
+    {
+        // Against a triad measured just before (its row shows it).
+        triad = triad_now();
+        row("fused `z = a*x + b*y` f64 (the triad, again)", triad);
+        auto z = xgpu::empty<double>(ctx, {n});
+        row("Philox uniform f64 (output counted)", measure(ctx, 8.0 * double(n), reps, [&] { gen.fill_uniform(z); }));
+        auto zf = xgpu::empty<float>(ctx, {n});
+        row("Philox uniform f32 (output counted)", measure(ctx, 4.0 * double(n), reps, [&] { gen.fill_uniform(zf); }));
     }
     {
         // Latency: a 1e4-element dot with the result read on the host, wall time.
@@ -212,13 +274,27 @@ int main(int argc, char** argv) try {
             (void)d;
             us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
         }
-        std::printf("| dot of 1e4 f64 with .get() (wall time, us) | %.1f |\n", median(us));
+        std::printf("| dot of 1e4 f64 with .get() (wall time, us) | %.1f | - |\n", median(us));
     }
-    {
-        auto z = xgpu::empty<double>(ctx, {n});
-        std::printf("| Philox uniform f64 (output counted) | %.0f |\n",
-                    measure(ctx, 8.0 * double(n), reps, [&] { gen.fill_uniform(z); }));
-    }
+    // Reductions of every dtype: GB/s of the input bytes (dot: both inputs), the result left on
+    // the device, and the fraction of the triad measured just before each dtype's row.
+    std::printf("\n| reduction: GB/s (of the triad just before) | triad | sum | max | min | dot | norm |\n"
+                "|---|---|---|---|---|---|---|\n");
+    double lowest = 1e9;
+    reduction_row<bool>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::int8_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::int16_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::int32_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::int64_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::uint8_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::uint16_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::uint32_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::uint64_t>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<float>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<double>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::complex<float>>(ctx, gen, n, reps, triad_now, lowest, types);
+    reduction_row<std::complex<double>>(ctx, gen, n, reps, triad_now, lowest, types);
+    if (lowest < 1e9) std::printf("\nlowest reduction: %.2f of the triad\n", lowest);
     return 0;
 } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

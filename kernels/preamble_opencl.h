@@ -119,3 +119,9 @@ XGPU_DEVICE_FN uint4 xgpu_fixui_(uint4 v, int order) {
 #define XGPU_WRITE2D_F(im, x, y, v) write_imagef(im, (int2)((x), (y)), (v))
 #define XGPU_WRITE2D_I(im, x, y, v) write_imagei(im, (int2)((x), (y)), (v))
 #define XGPU_WRITE2D_UI(im, x, y, v) write_imageui(im, (int2)((x), (y)), (v))
+
+/* Vector types (XGPU_HAS_VECTORS): OpenCL C's built-in vectors (char16 ... double16), whose
+ * arithmetic, comparisons, logical operators and ?: act per component. The CPU forms of the
+ * reductions (core/src/array/reduction.cpp) and of the uniform random numbers
+ * (kernels/philox_vectors.h) use them. */
+#define XGPU_HAS_VECTORS 1

@@ -161,6 +161,33 @@ TEST_CASE("min, max, argmin, argmax exact, with NaN as numpy; any and all") {
     }
 }
 
+template <class T> void nan_positions(const Context& ctx) {
+    // Large enough for every work-item of a CPU's blocked shape to take vector steps from each
+    // part of its block and a scalar rest: a NaN anywhere propagates, else the exact extremes.
+    const std::size_t n = (std::size_t(1) << 20) + 37;
+    auto h = random_vector<T>(n, -1, 1);
+    auto x = to_device(ctx, h);
+    CHECK(max(x).get() == *std::max_element(h.begin(), h.end()));
+    CHECK(min(x).get() == *std::min_element(h.begin(), h.end()));
+    for (std::size_t at : {std::size_t(0), std::size_t(1), std::size_t(12345), n / 3, n / 2 + 7, n - 2, n - 1}) {
+        INFO("NaN at " << at << " of " << n);
+        auto g = h;
+        g[at] = std::numeric_limits<T>::quiet_NaN();
+        auto y = to_device(ctx, g);
+        CHECK(std::isnan(max(y).get()));
+        CHECK(std::isnan(min(y).get()));
+        CHECK(std::isnan(norm(y, std::numeric_limits<double>::infinity()).get()));
+        CHECK(argmax(y).get() == std::int64_t(at));
+    }
+}
+
+TEST_CASE("NaN propagates through max, min and the infinity norm from any position of a large array") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        nan_positions<float>(ctx);
+        if (ctx.device().has_fp64()) nan_positions<double>(ctx);
+    }
+}
+
 TEST_CASE("norms, vdot, views and fused expressions") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         if (!ctx.device().has_fp64()) continue;
