@@ -632,7 +632,9 @@ TEST_CASE("XGPU_AUTOTUNE=on tunes a library family on first use, within its budg
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         // The budget, plus the problem's set-up (random inputs, their kernels' compiles) and the
         // winner's compile; tuning every variant would take many times longer on PoCL.
-        CHECK(wall < 0.5 + 1.5 + slack());
+        // (0.57-1.76 s alone on the 2-core PoCL machine while other builds ran, 2.18-2.25 s when
+        // ctest ran it beside a sanitizer build; the budget itself is held to 0.6 s above.)
+        CHECK(wall < 0.5 + 2.5 + slack());
         const auto hz = z.get();
         for (std::size_t i = 0; i < n; i += 997)
             CHECK(hz[i] == Approx(2.0f * hx[i] + hy[i]));
