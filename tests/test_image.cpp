@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -206,6 +207,12 @@ std::array<double, 4> reference(const Image& im, const std::vector<unsigned char
     return out;
 }
 
+// The code a normalised format stores for 1.0 (its step is 1/scale).
+double normalized_scale(const ImageFormat& f) {
+    const bool s = f.is_signed_int();
+    return channel_size(f.type) == 1 ? (s ? 127 : 255) : (s ? 32767 : 65535);
+}
+
 // NVIDIA's texture units (CUDA and NVIDIA's OpenCL) interpolate with weights of 8 fractional bits
 // (CUDA C Programming Guide, "Linear Filtering": 9-bit fixed point with 8 bits of fraction), so a
 // linear read may be off by up to about 1/256 of the spread of the values it blends, per
@@ -349,8 +356,10 @@ TEST_CASE("Sampling at texel centres returns the texels exactly, through SAMPLE 
                     for (std::size_t i = 0; i < w * h * d; ++i)
                         for (unsigned c = 0; c < 4; ++c) {
                             const double want = channel_value(f, texels.data(), i, c);
-                            // Normalised formats: the device's float of the integer (OpenCL allows 1.5 ulp).
-                            const double tol = f.normalized ? 1e-6 : 0;
+                            // Normalised formats: the device's float of the integer code, within 1/64 of a
+                            // code's step. The texture unit need not round it correctly: the H200's under
+                            // CUDA reads int8 -50 as -0.393689 (-50/127 = -0.393701, 0.0016 of a step off).
+                            const double tol = f.normalized ? 1.0 / (64 * normalized_scale(f)) : 0;
                             INFO("texel " << i << " channel " << c << ": sampled " << got[4 * i + c] << ", fetched "
                                           << fetched[4 * i + c] << ", want " << want);
                             REQUIRE(std::fabs(got[4 * i + c] - want) <= tol);
@@ -437,14 +446,23 @@ TEST_CASE("Every addressing mode at and past the edges matches the host") {
                                     pts.push_back(normalized ? u / float(nk) : u);
                                 }
                             const auto got = sample(ctx, im, s, pts);
+                            // Every point is compared; the first few that differ are named.
+                            double worst = 0;
+                            int wrong = 0;
+                            std::ostringstream first;
                             for (int i = 0; i < steps; ++i) {
                                 const auto want = reference(im, texels, s, &pts[std::size_t(i) * dims]);
                                 for (unsigned c = 0; c < 4; ++c) {
-                                    INFO("point " << i << " (" << pts[std::size_t(i) * dims] << ", ...), channel "
-                                                  << c);
-                                    REQUIRE(std::fabs(got[4 * std::size_t(i) + c] - want[c]) <= 1e-5);
+                                    const double e = std::fabs(got[4 * std::size_t(i) + c] - want[c]);
+                                    worst = std::max(worst, e);
+                                    if (e > 1e-5 && wrong++ < 6)
+                                        first << "\n  point " << i << " (" << pts[std::size_t(i) * dims]
+                                              << ", ...) channel " << c << ": " << got[4 * std::size_t(i) + c]
+                                              << ", want " << want[c];
                                 }
                             }
+                            INFO(wrong << " channel values differ; worst " << worst << first.str());
+                            CHECK(worst <= 1e-5);
                         }
             }
     }
@@ -495,12 +513,17 @@ XGPU_KERNEL void copy_f(XGPU_IMAGE2D_PARAM(src), XGPU_WIMAGE2D_PARAM(dst)) {
                         if (name == "fill_f") {
                             const double v[4] = {X / 32, Y / 32, -X / 32, 0.25};
                             want = v[c];
-                            // Normalised formats saturate, and store the nearest code.
+                            // Normalised formats saturate and store a code within 0.6 of the exact value
+                            // (OpenCL C 1.2, 8.3.1.1: NVIDIA's OpenCL stores 127 for 0.5 in uint8, where
+                            // rounding to nearest even gives 128).
                             if (f.normalized) {
-                                const bool is_signed = f.is_signed_int();
-                                const double scale =
-                                    channel_size(f.type) == 1 ? (is_signed ? 127 : 255) : (is_signed ? 32767 : 65535);
-                                want = std::nearbyint(std::clamp(want, is_signed ? -1.0 : 0.0, 1.0) * scale) / scale;
+                                const double scale = normalized_scale(f);
+                                const double exact = std::clamp(want, f.is_signed_int() ? -1.0 : 0.0, 1.0) * scale;
+                                INFO("texel (" << x << ", " << y << ") channel " << c << ": " << got * scale
+                                               << ", want " << exact << " within 0.6");
+                                REQUIRE(std::fabs(got * scale - exact) <= 0.6);
+                                REQUIRE(got * scale == std::nearbyint(got * scale));
+                                continue;
                             }
                         } else if (name == "fill_i") {
                             const double v[4] = {X - 100 * Y, -X, 200 * X, 7};

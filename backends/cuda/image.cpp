@@ -162,8 +162,10 @@ CUtexObject Image::texture(unsigned key) {
     const Sampler s = Sampler::from_key(key);
     const CUDA_RESOURCE_DESC res = resource(*this);
     CUDA_TEXTURE_DESC tex{};
-    for (auto& m : tex.addressMode)
-        m = address_mode(s.addressing());
+    // The dimensions the image lacks clamp: the H200 filters a 1-D array as a 2-D one of height 1,
+    // so a border there blended every linear read half and half with the border's zero.
+    for (unsigned k = 0; k < 3; ++k)
+        tex.addressMode[k] = k < dims ? address_mode(s.addressing()) : CU_TR_ADDRESS_MODE_CLAMP;
     tex.filterMode = s.filter() == Filter::linear ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT;
     // Integer formats read as integers (XGPU_*_I, _UI); 8- and 16-bit normalised ones, half and
     // float as floats. The border colour stays 0 (OpenCL's CL_ADDRESS_CLAMP border).
