@@ -48,6 +48,14 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 /* Within a warp (XGPU_HAS_WARP_SHUFFLE): lane i gets v of lane i + offset, all 32 lanes taking part */
 #define XGPU_SHUFFLE_DOWN(v, offset) __shfl_down_sync(0xffffffffu, (v), (offset))
 
+/* 16 bytes of private memory declared XGPU_ALIGNED16 stored at a global address in one store;
+ * the caller checks the address with XGPU_IS_ALIGNED16 (a run of four floats or two doubles a
+ * work-item writes, which scalar stores 16 bytes apart would write in four times as many
+ * partial sectors) */
+#define XGPU_ALIGNED16 __align__(16)
+#define XGPU_IS_ALIGNED16(p) ((((size_t)(p)) & 15u) == 0)
+#define XGPU_STORE16(dst, src) (*(uint4*)(dst) = *(const uint4*)(src))
+
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 

@@ -31,6 +31,12 @@
 #define XGPU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #define XGPU_LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 
+/* 16 bytes of private memory declared XGPU_ALIGNED16 stored at a global address in one store;
+ * the caller checks the address with XGPU_IS_ALIGNED16 */
+#define XGPU_ALIGNED16 __attribute__((aligned(16)))
+#define XGPU_IS_ALIGNED16(p) ((((size_t)(p)) & 15u) == 0)
+#define XGPU_STORE16(dst, src) (*(XGPU_GLOBAL uint4*)(dst) = *(const uint4*)(src))
+
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomic_add((p), (v))
 
