@@ -13,14 +13,22 @@ namespace dg {
 
 namespace {
 
-// `params` with the volume kernel's NPW and VEPB set to these values.
-xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters params, std::int64_t npw,
-                                          std::int64_t vepb) {
+// `params` with the volume kernel's NPW, VEPB and VB set to these values.
+xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters params, std::int64_t npw, std::int64_t vepb,
+                                          std::int64_t vb) {
     for (auto& [name, value] : params) {
         if (name == "NPW") value = npw;
         if (name == "VEPB") value = vepb;
+        if (name == "VB") value = vb;
     }
     return params;
+}
+
+// The volume kernel's grid: VEPB elements (or VB batches of them) per work-group.
+xgpu::Grid volume_grid(std::int32_t k, int np, std::int64_t npw, std::int64_t vepb, std::int64_t vb) {
+    const std::size_t local = std::size_t(vepb) * std::size_t((np + npw - 1) / npw);
+    const std::size_t per_group = std::size_t(vepb) * std::size_t(vb > 0 ? vb : 1);
+    return xgpu::Grid{(std::size_t(k) + per_group - 1) / per_group * local, local};
 }
 
 } // namespace
@@ -50,7 +58,14 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     if (options_.nodes_per_item < 0 || options_.nodes_per_item > np)
         throw xgpu::InvalidArgument("dg: nodes per work-item " + std::to_string(options_.nodes_per_item) +
                                     " outside 0.." + std::to_string(np) + " (order " + std::to_string(ref.order) + ")");
-    npw_ = options_.nodes_per_item ? options_.nodes_per_item : default_nodes_per_item(ref.order, cpu);
+    if (options_.volume_batches < 0)
+        throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) + " < 0");
+    if (options_.volume_batches > 0 && options_.nodes_per_item > 1)
+        throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) +
+                                    " (matrix rows in registers) need 1 node per work-item, not " +
+                                    std::to_string(options_.nodes_per_item));
+    vb_ = options_.volume_batches;
+    npw_ = options_.nodes_per_item ? options_.nodes_per_item : vb_ ? 1 : default_nodes_per_item(ref.order, cpu);
     if (options_.volume_elements_per_group < 0)
         throw xgpu::InvalidArgument("dg: volume elements per group " +
                                     std::to_string(options_.volume_elements_per_group) + " < 0");
@@ -82,6 +97,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                                   {"EPB", epb_},
                                                   {"NPW", npw_},
                                                   {"VEPB", vepb_},
+                                                  {"VB", vb_},
                                                   {"MAT_LOCAL", options_.matrices_in_local ? 1 : 0}};
     // One source, so the three kernels come from one compiled program (the context caches it).
     surface_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_surface").get(params);
@@ -122,8 +138,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     }
     // The volume kernel's granularity: as the options say, else from the tuning database (per
     // XGPU_AUTOTUNE) with the measured default as its start.
-    if (!options_.nodes_per_item && !options_.volume_elements_per_group) tune_volume(params);
-    volume_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_volume").get(granular(params, npw_, vepb_));
+    if (!options_.nodes_per_item && !options_.volume_elements_per_group && !options_.volume_batches)
+        tune_volume(params);
+    volume_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_volume").get(granular(params, npw_, vepb_, vb_));
 }
 
 void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) {
@@ -133,20 +150,20 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     const std::size_t value = value_size_;
     const auto per_element = [np](std::int64_t w) { return (np + w - 1) / w; };
     xgpu::tune::Space space;
-    space.params = {{"NPW", {}}, {"VEPB", {1, 2, 4, 8, 16, 32}}};
+    space.params = {{"NPW", {}}, {"VEPB", {1, 2, 4, 8, 16, 32}}, {"VB", {0, 1, 4, 16}}};
     for (const std::int64_t w : {1, 2, 3, 4, 6})
         if (w <= np) space.params[0].values.push_back(w);
     if (std::find(space.params[1].values.begin(), space.params[1].values.end(), vepb_) == space.params[1].values.end())
         space.params[1].values.push_back(vepb_);
     std::sort(space.params[1].values.begin(), space.params[1].values.end());
     space.valid = [=, &info](const xgpu::tune::Point& pt) {
-        const std::int64_t w = pt.at("NPW"), e = pt.at("VEPB");
+        const std::int64_t w = pt.at("NPW"), e = pt.at("VEPB"), b = pt.at("VB");
         const std::size_t items = std::size_t(e * per_element(w));
         const std::size_t local = value * (3 * std::size_t(e) * np + (local_matrices ? 2 * std::size_t(np) * np : 0));
-        return w >= 1 && w <= np && items <= info.max_work_group_size && items <= 1024 &&
+        return w >= 1 && w <= np && (b == 0 || w == 1) && items <= info.max_work_group_size && items <= 1024 &&
                local <= info.static_local_memory;
     };
-    const xgpu::tune::Point start{{"NPW", npw_}, {"VEPB", vepb_}};
+    const xgpu::tune::Point start{{"NPW", npw_}, {"VEPB", vepb_}, {"VB", vb_}};
     // Timed on this operator's own mesh, from a state of rough values (restored to zero after).
     const auto problem = [&] {
         std::vector<double> rough(fields * d_->nodes());
@@ -154,11 +171,10 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
             rough[i] = std::sin(0.7 * double(i)) + 0.25 * std::cos(3.1 * double(i % 97));
         set_state(rough);
         xgpu::tune::Problem pr;
-        pr.prepare = [this, params, per_element](const xgpu::tune::Point& pt) {
+        pr.prepare = [this, params, np](const xgpu::tune::Point& pt) {
             const xgpu::Kernel k = xgpu::KernelTemplate(ctx_, maxwell_kernel_source, "dg_volume")
-                                       .get(granular(params, pt.at("NPW"), pt.at("VEPB")));
-            const std::size_t e = std::size_t(pt.at("VEPB")), local = e * std::size_t(per_element(pt.at("NPW")));
-            const xgpu::Grid grid{(std::size_t(k_) + e - 1) / e * local, local};
+                                       .get(granular(params, pt.at("NPW"), pt.at("VEPB"), pt.at("VB")));
+            const xgpu::Grid grid = volume_grid(k_, np, pt.at("NPW"), pt.at("VEPB"), pt.at("VB"));
             return std::function<void()>(
                 [this, k, grid] { k.launch(ctx_.current_queue(), grid, k_, knp_, dr_, ds_, vgeo_, q_, rhs_); });
         };
@@ -166,13 +182,14 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         pr.tolerance = value_size_ == 8 ? 1e-12 : 1e-5; // the same sums; contracted or not
         return pr;
     };
-    const xgpu::tune::Key key{"dg_volume", 1,
+    const xgpu::tune::Key key{"dg_volume", 2,
                               std::string(value_size_ == 8 ? "f64" : "f32") + ",N" + std::to_string(d_->ref.order) +
                                   (local_matrices ? ",local" : ""),
                               std::uint64_t(k_) * std::uint64_t(np)};
     const auto sel = xgpu::tune::select(ctx_, key, space, start, problem);
     npw_ = int(sel.point.at("NPW"));
     vepb_ = int(sel.point.at("VEPB"));
+    vb_ = int(sel.point.at("VB"));
     if (sel.result) { // the problem's state: back to zero
         if (value_size_ == 8)
             queue_.fill(q_, 0.0);
@@ -227,9 +244,7 @@ std::vector<double> DeviceMaxwell::rhs_values() const {
 }
 
 void DeviceMaxwell::volume() const {
-    const std::size_t per_element = std::size_t((d_->ref.np + npw_ - 1) / npw_);
-    const std::size_t groups = (std::size_t(k_) + vepb_ - 1) / vepb_, local = std::size_t(vepb_) * per_element;
-    volume_.launch(queue_, xgpu::Grid{groups * local, local}, k_, knp_, dr_, ds_, vgeo_, q_, rhs_);
+    volume_.launch(queue_, volume_grid(k_, d_->ref.np, npw_, vepb_, vb_), k_, knp_, dr_, ds_, vgeo_, q_, rhs_);
 }
 
 void DeviceMaxwell::surface() const {

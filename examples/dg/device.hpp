@@ -39,6 +39,10 @@ struct DeviceOptions {
     // surface kernel's group (elements_per_group times the nodes). One of them 0: its default.
     int nodes_per_item = 0;
     int volume_elements_per_group = 0;
+    // The volume kernel with each work-item's rows of Dr and Ds in registers, over this many
+    // batches of volume_elements_per_group elements per work-group (needs 1 node per work-item);
+    // 0: the kernel that reads the matrices from memory. All three 0: the tuner chooses.
+    int volume_batches = 0;
 };
 
 // The volume kernel's nodes per work-item when the options leave it at 0, for order N on a
@@ -85,13 +89,14 @@ public:
     int elements_per_group() const { return epb_; }
     int nodes_per_item() const { return npw_; }
     int volume_elements_per_group() const { return vepb_; }
+    int volume_batches() const { return vb_; }
 
 private:
     xgpu::Context ctx_;
     xgpu::Queue queue_;
     const Discretization* d_;
     DeviceOptions options_;
-    int epb_ = 1, npw_ = 1, vepb_ = 1;
+    int epb_ = 1, npw_ = 1, vepb_ = 1, vb_ = 0;
     std::size_t value_size_ = 8;
     std::int32_t k_ = 0, knp_ = 0;
     xgpu::Kernel volume_, surface_, update_;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@
 namespace {
 
 struct Settings {
-    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0;
+    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0;
     double final_time = 1.0, perturb = 0.0, cfl = 1.0;
     std::vector<int> mode{1, 1};
     std::string precision = "f64", vtk;
@@ -72,12 +73,16 @@ int main(int argc, char** argv) try {
     app.add_option("--volume-elements-per-group", s.vepb,
                    "elements per work-group in the volume kernel (0: about the surface group's work-items)")
         ->check(CLI::Range(0, 4096));
+    app.add_option("--volume-batches", s.vb,
+                   "the volume kernel with matrix rows in registers, over this many batches of elements per "
+                   "work-group (0: off; with --nodes-per-item 1 or 0)")
+        ->check(CLI::Range(0, 4096));
     app.add_flag("--local-matrices", s.local_matrices, "stage Dr, Ds and LIFT in local memory");
     CLI11_PARSE(app, argc, argv);
 
     const auto disc = dg::make_discretization(s.order, s.mesh, s.perturb);
     auto ctx = xgpu::Context::from_env();
-    dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices, s.npw, s.vepb});
+    dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices, s.npw, s.vepb, s.vb});
     const auto timing = dg::time_steps(disc, s.final_time, s.cfl);
     const double dt = timing.dt; // not a structured binding: lambdas below capture it
     const long steps = timing.steps;
@@ -91,11 +96,13 @@ int main(int argc, char** argv) try {
     std::printf("order       %d (%d nodes per element)\n", s.order, disc.ref.np);
     std::printf("elements    %d (mesh %d x %d, perturb %g)\n", disc.mesh.k, s.mesh, s.mesh, s.perturb);
     std::printf("dofs        %zu (3 fields x %zu nodes)\n", dofs, disc.nodes());
+    const std::string register_rows =
+        op.volume_batches() ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)" : "";
     std::printf("precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
-                "per group, matrices in %s "
-                "memory\n",
+                "per group%s, matrices in %s memory\n",
                 s.precision.c_str(), op.elements_per_group(), op.elements_per_group() * disc.ref.np,
-                op.nodes_per_item(), op.volume_elements_per_group(), s.local_matrices ? "local" : "global");
+                op.nodes_per_item(), op.volume_elements_per_group(), register_rows.c_str(),
+                s.local_matrices ? "local" : "global");
     std::printf("steps       %ld of dt = %.4e to t = %g (dt = cfl 2/3 min inradius min Gauss spacing)\n", steps, dt,
                 s.final_time);
 
@@ -158,6 +165,8 @@ int main(int argc, char** argv) try {
                 host_ms, rows[0].ms + rows[1].ms);
     return 0;
 } catch (const std::exception& e) {
-    std::fprintf(stderr, "dg: %s\n", e.what());
+    // The operator's errors name the program already ("dg: ..."); others get the prefix.
+    const bool named = std::strncmp(e.what(), "dg: ", 4) == 0;
+    std::fprintf(stderr, "%s%s\n", named ? "" : "dg: ", e.what());
     return 1;
 }

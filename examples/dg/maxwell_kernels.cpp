@@ -5,6 +5,9 @@
 //   EPB        elements per work-group (the work-group is EPB * NP work-items, one per node)
 //   NPW, VEPB  the volume kernel's nodes per work-item and elements per work-group (its work-group
 //              is VEPB * ceil(NP / NPW) work-items)
+//   VB         0: the volume kernel above; B >= 1 (with NPW 1): each work-item keeps its node's
+//              rows of Dr and Ds in registers and computes that node in B batches of VEPB
+//              elements (a work-group takes B * VEPB consecutive elements)
 //   MAT_LOCAL  1: Dr, Ds (or LIFT) are copied into local memory per work-group; 0: read from
 //              global memory, where every work-group reads the same few kilobytes (the caches
 //              hold them)
@@ -36,6 +39,56 @@ const char* const maxwell_kernel_source = R"(
  * over m costs 3 + 2 NPW loads for 6 NPW multiply-adds instead of 5 loads for 6. */
 #define TPE ((NP + NPW - 1) / NPW)
 #define VGROUP (VEPB * TPE)
+#if VB
+/* Rows in registers: work-item l is node n of element slot e; Dr and Ds's rows n (2 NP values)
+ * are loaded once into registers, then for each batch of VEPB elements the fields are staged in
+ * local memory and each step m of the loop costs 3 local loads (the same address for all of an
+ * element's work-items) for 6 multiply-adds, no matrix load. */
+XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+    XGPU_LOCAL T s_hx[VEPB * NP], s_hy[VEPB * NP], s_ez[VEPB * NP];
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
+    T a[NP], d[NP];
+#pragma unroll
+    for (int32_t m = 0; m < NP; ++m) {
+        a[m] = drT[m * NP + n];
+        d[m] = dsT[m * NP + n];
+    }
+    for (int32_t batch = 0; batch < VB; ++batch) {
+        const int32_t k0 = ((int32_t)XGPU_GROUP_ID(0) * VB + batch) * VEPB;
+        if (k0 >= K) break; /* the same for the whole work-group */
+        if (batch > 0) XGPU_BARRIER(); /* the previous batch's reads are done */
+        const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP;
+        if (l < count) {
+            s_hx[l] = q[first + l];
+            s_hy[l] = q[KNP + first + l];
+            s_ez[l] = q[2 * KNP + first + l];
+        }
+        XGPU_BARRIER();
+        const int32_t k = k0 + e;
+        if (k < K) {
+            const int32_t b = e * NP;
+            T dr_hx = (T)0, ds_hx = (T)0, dr_hy = (T)0, ds_hy = (T)0, dr_ez = (T)0, ds_ez = (T)0;
+#pragma unroll
+            for (int32_t m = 0; m < NP; ++m) {
+                const T hx = s_hx[b + m], hy = s_hy[b + m], ez = s_ez[b + m];
+                dr_hx += a[m] * hx;
+                ds_hx += d[m] * hx;
+                dr_hy += a[m] * hy;
+                ds_hy += d[m] * hy;
+                dr_ez += a[m] * ez;
+                ds_ez += d[m] * ez;
+            }
+            const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
+            const int32_t g = k * NP + n;
+            rhs[g] = -(ry * dr_ez + sy * ds_ez);
+            rhs[KNP + g] = rx * dr_ez + sx * ds_ez;
+            rhs[2 * KNP + g] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx);
+        }
+    }
+}
+#else
 XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
@@ -89,6 +142,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         }
     }
 }
+
+#endif
 
 /* rhs += LIFT (Fscale/2 * upwind flux). Face node j of element k compares q at vmapM (its own
  * node) and vmapP (the neighbour's; the same node on the wall, where the mirror state
