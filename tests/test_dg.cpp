@@ -176,10 +176,14 @@ TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked aga
         dg::DeviceMaxwell again(ctx, d, {precision});
         CHECK(again.nodes_per_item() == npw);
         CHECK(again.volume_elements_per_group() == vepb);
+        CHECK(again.volume_batches() == tuned.volume_batches());
         // Off: the measured default.
         ::setenv("XGPU_AUTOTUNE", "off", 1);
         dg::DeviceMaxwell plain(ctx, d, {precision});
-        CHECK(plain.nodes_per_item() == dg::default_nodes_per_item(4, ctx.device().type() == xgpu::DeviceType::cpu));
+        const auto shape =
+            dg::default_volume_shape(4, ctx.device().type() == xgpu::DeviceType::cpu, precision == "f64");
+        CHECK(plain.nodes_per_item() == shape.npw);
+        CHECK(plain.volume_batches() == shape.vb);
     }
 }
 

@@ -33,8 +33,19 @@ xgpu::Grid volume_grid(std::int32_t k, int np, std::int64_t npw, std::int64_t ve
 
 } // namespace
 
-int default_nodes_per_item(int /*order*/, bool /*cpu*/) {
-    return 1;
+// Measured on the H200 (2026-12-01, examples/dg/granularity.sh, about 2 million dofs, CUDA; NVIDIA's
+// OpenCL within a few per cent): two nodes a work-item are fastest at N = 4 in both precisions; at
+// N = 5 and 6 matrix rows in registers win by 6-23% (f64: 16 batches of 3 or 4 elements, 84
+// work-items; f32: 4 batches); at N >= 7 the rows (2 NP values each) no longer fit in registers and
+// the first kernel wins in f64. On CPUs (PoCL) one node a work-item.
+int default_nodes_per_item(int order, bool cpu) {
+    return !cpu && order == 4 ? 2 : 1;
+}
+
+VolumeShape default_volume_shape(int order, bool cpu, bool f64) {
+    if (cpu || order < 5 || order > 6) return {default_nodes_per_item(order, cpu), 0, 0};
+    if (f64) return {1, order == 5 ? 4 : 3, 16};
+    return {1, order == 5 ? 4 : 5, 4};
 }
 
 DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options)
@@ -64,14 +75,18 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) +
                                     " (matrix rows in registers) need 1 node per work-item, not " +
                                     std::to_string(options_.nodes_per_item));
-    vb_ = options_.volume_batches;
-    npw_ = options_.nodes_per_item ? options_.nodes_per_item : vb_ ? 1 : default_nodes_per_item(ref.order, cpu);
+    const bool shape_given = options_.nodes_per_item || options_.volume_elements_per_group || options_.volume_batches;
+    const VolumeShape shape = shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0}
+                                          : default_volume_shape(ref.order, cpu, f64);
+    vb_ = options_.volume_batches ? options_.volume_batches : shape.vb;
+    npw_ = options_.nodes_per_item ? options_.nodes_per_item : vb_ ? 1 : shape.npw;
     if (options_.volume_elements_per_group < 0)
         throw xgpu::InvalidArgument("dg: volume elements per group " +
                                     std::to_string(options_.volume_elements_per_group) + " < 0");
     const int per_element = (np + npw_ - 1) / npw_;
-    vepb_ =
-        options_.volume_elements_per_group ? options_.volume_elements_per_group : std::max(1, epb_ * np / per_element);
+    vepb_ = options_.volume_elements_per_group ? options_.volume_elements_per_group
+            : shape.vepb                       ? shape.vepb
+                                               : std::max(1, epb_ * np / per_element);
     if (std::size_t(vepb_) * per_element > info.max_work_group_size)
         throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) + " elements per volume group of " +
                                     std::to_string(per_element) + " work-items exceed the device's work-group size " +

@@ -35,8 +35,9 @@ struct DeviceOptions {
     // Nodes of an element per work-item in the volume kernel (1..NP), and its elements per
     // work-group. Both 0: xgpu::tune chooses them (family "dg_volume", keyed on precision, order
     // and size): the tuning database's entry per XGPU_AUTOTUNE (tuned on this mesh on first use
-    // under `on`), else the default: default_nodes_per_item, with about as many work-items as the
-    // surface kernel's group (elements_per_group times the nodes). One of them 0: its default.
+    // under `on`), else default_volume_shape. Some given: the others 0 take the first kernel
+    // with default_nodes_per_item and about as many work-items as the surface kernel's group
+    // (elements_per_group times the nodes).
     int nodes_per_item = 0;
     int volume_elements_per_group = 0;
     // The volume kernel with each work-item's rows of Dr and Ds in registers, over this many
@@ -48,6 +49,14 @@ struct DeviceOptions {
 // The volume kernel's nodes per work-item when the options leave it at 0, for order N on a
 // device of this type.
 int default_nodes_per_item(int order, bool cpu);
+
+// The volume kernel's shape when no option sets it and the tuning database has none: nodes per
+// work-item, elements per work-group (0: about the surface group's work-items) and batches of
+// matrix rows in registers (0: the first kernel).
+struct VolumeShape {
+    int npw = 1, vepb = 0, vb = 0;
+};
+VolumeShape default_volume_shape(int order, bool cpu, bool f64);
 
 // The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
 //   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 14 for the

@@ -4,7 +4,7 @@
 # batches (NPW 1; VB 0 is the first kernel), each with volume work-groups of about 64, 128 and 256
 # work-items, the volume kernel's ms per call and GFLOP/s as dg prints them (device events, flops
 # counted from the algorithm), on a mesh of about 2 million degrees of freedom; one Markdown row
-# per variant, the fastest per order marked. Use it to choose default_nodes_per_item
+# per variant, the fastest per order marked. Use it to choose default_volume_shape
 # (examples/dg/device.cpp) for a device.
 #
 #   examples/dg/granularity.sh [path/to/dg] [precision] [orders...]
