@@ -252,22 +252,28 @@ const char* vector_base(DType t) { // the OpenCL C scalar type whose vectors hol
 }
 
 // What the vectors of a reduction hold: lanes of the accumulator type `acc`, for elements of
-// `element_bytes` each.
+// `element_bytes` each. `complex_of`: complex sums, whose accumulator is that complex type; their
+// real and imaginary parts go into two vectors of `acc`, its real type, added lane by lane.
 struct VectorOf {
     DType acc;
     std::size_t element_bytes;
+    std::optional<DType> complex_of = std::nullopt;
 };
 
-// Every built-in reduction but argmin/argmax and complex sums: their reduce expressions apply per
-// component to vectors of the accumulator type. (Complex sums as pairs of real lanes compiled, and
-// ran at 0.70 of the triad for complex64, but PoCL 3.1 aborted on the complex128 program, "Broken
-// module found": they keep the scalar loops.)
+// Every built-in reduction but argmin/argmax: their reduce expressions apply per component to
+// vectors of the accumulator type; complex sums (and dots) add real and imaginary parts in two
+// real vectors. (An earlier form kept complex lanes as interleaved pairs in one vector: complex64
+// ran at 0.70 of the triad and PoCL 3.1 aborted on the complex128 program, "Broken module found".)
 std::optional<VectorOf> vector_type(ReduceOp op, DType t) {
     const std::size_t bytes = info(t).size;
     switch (op) {
     case ReduceOp::argmin:
     case ReduceOp::argmax: return std::nullopt;
-    case ReduceOp::sum: return kind(t) == Kind::complex ? std::nullopt : std::optional(VectorOf{sum_type(t), bytes});
+    case ReduceOp::sum: {
+        const DType acc = sum_type(t);
+        if (kind(acc) != Kind::complex) return VectorOf{acc, bytes};
+        return VectorOf{acc == DType::complex64 ? DType::float32 : DType::float64, bytes, acc};
+    }
     case ReduceOp::min:
     case ReduceOp::max: return VectorOf{t, bytes};
     case ReduceOp::any:
@@ -298,12 +304,16 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
     if (!lanes) return {};
     const unsigned vectors = shape.items;
     VectorPath p;
+    const bool cpx = vector_of->complex_of.has_value();
     p.functions = fmt::format("\n#if defined(XGPU_HAS_VECTORS)\n"
                               "typedef {}{} ACCV;\n"
                               "XGPU_DEVICE_FN ACCV xgpu_reduce_v(ACCV a, ACCV b) {{ return {}; }}\n"
                               "#endif",
-                              vector_base(vector_of->acc), lanes, s.reduce);
-    const auto vec = [](unsigned u) { return fmt::format("xgpu_v{}", u); };
+                              vector_base(vector_of->acc), lanes, cpx ? "a + b" : s.reduce);
+    // Complex: vector u is the pair xgpu_v<u>r, xgpu_v<u>i (real and imaginary parts).
+    const std::vector<std::string> parts = cpx ? std::vector<std::string>{"r", "i"} : std::vector<std::string>{""};
+    const std::vector<std::string> fields = cpx ? std::vector<std::string>{".re", ".im"} : std::vector<std::string>{""};
+    const auto vec = [](unsigned u, const std::string& part = "") { return fmt::format("xgpu_v{}{}", u, part); };
     // The block is read as `streams` parts side by side, vector u from part u % streams: a core
     // reads several streams at once faster than one (raw OpenCL on PoCL, f64 sum of 2^27, 2048
     // work-items, same runs: 0.75-0.9 of the triad with one part, 0.95-1.2 with two, 1.15-1.4
@@ -313,7 +323,9 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
     loop.raw("\n").line("#if defined(XGPU_HAS_VECTORS)").open();
     std::string names;
     for (unsigned u = 0; u < vectors; ++u)
-        names += fmt::format("{}{} = (ACCV)(xgpu_neutral())", u ? ", " : "", vec(u));
+        for (const auto& part : parts)
+            names +=
+                fmt::format("{}{} = (ACCV)({})", names.empty() ? "" : ", ", vec(u, part), cpx ? "0" : "xgpu_neutral()");
     loop.line("ACCV " + names + ";");
     loop.line(fmt::format("const uint64_t xgpu_part = last > j ? (last - j) / {0} * {1} : 0;", streams * across * lanes,
                           across * lanes));
@@ -330,18 +342,30 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
             loop.raw(element);
             loop.line(fmt::format("xgpu_l{} = {};", k, s.map)).close();
         }
-        loop.line(fmt::format("{0} = xgpu_reduce_v({0}, (ACCV)({1}));", vec(u), lane_names)).close();
+        for (std::size_t f = 0; f < parts.size(); ++f) {
+            std::string lane_fields;
+            for (unsigned k = 0; k < lanes; ++k)
+                lane_fields += fmt::format("{}xgpu_l{}{}", k ? ", " : "", k, fields[f]);
+            loop.line(fmt::format("{0} = xgpu_reduce_v({0}, (ACCV)({1}));", vec(u, parts[f]), lane_fields));
+        }
+        loop.close();
     }
     loop.close().line(fmt::format("j += {} * xgpu_part;", streams));
     // The vectors pairwise (as the scalar accumulators below), then the lanes in order.
-    std::function<std::string(unsigned, unsigned)> pair = [&](unsigned lo, unsigned hi) {
-        if (hi - lo == 1) return vec(lo);
+    std::function<std::string(unsigned, unsigned, const std::string&)> pair = [&](unsigned lo, unsigned hi,
+                                                                                  const std::string& part) {
+        if (hi - lo == 1) return vec(lo, part);
         const unsigned mid = lo + (hi - lo + 1) / 2;
-        return fmt::format("xgpu_reduce_v({}, {})", pair(lo, mid), pair(mid, hi));
+        return fmt::format("xgpu_reduce_v({}, {})", pair(lo, mid, part), pair(mid, hi, part));
     };
-    loop.line(fmt::format("const ACCV xgpu_all = {};", pair(0, vectors)));
+    for (const auto& part : parts)
+        loop.line(fmt::format("const ACCV xgpu_all{} = {};", part, pair(0, vectors, part)));
     for (unsigned k = 0; k < lanes; ++k)
-        loop.line(fmt::format("acc = xgpu_reduce(acc, xgpu_all.s{:x});", k));
+        if (cpx)
+            loop.line(fmt::format("acc = xgpu_reduce(acc, {}_make(xgpu_allr.s{:x}, xgpu_alli.s{:x}));",
+                                  info(*vector_of->complex_of).device_name, k, k));
+        else
+            loop.line(fmt::format("acc = xgpu_reduce(acc, xgpu_all.s{:x});", k));
     loop.close().line("#endif");
     p.loop = loop.str();
     if (!p.loop.empty() && p.loop.back() == '\n') p.loop.pop_back();
