@@ -124,6 +124,26 @@ TEST_CASE("sum and dot of many sizes for every numeric type") {
     }
 }
 
+TEST_CASE("sums of 8- and 16-bit integers at their extremes are exact in 64 bits") {
+    // Every element at the type's most negative or largest value: CPUs add these in 32-bit lanes
+    // for bounded runs before widening (reduction.cpp, narrow_steps), which must neither overflow
+    // nor lose the sign. Sizes leave a ragged end after the vector steps.
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        for (std::size_t n : {std::size_t(1) << 20, (std::size_t(1) << 21) + 37}) {
+            INFO("n = " << n);
+            const auto nn = static_cast<long long>(n);
+            CHECK(static_cast<long long>(sum(full<std::int8_t>(ctx, {n}, std::int8_t(-128))).get()) == -128LL * nn);
+            CHECK(static_cast<unsigned long long>(sum(full<std::uint8_t>(ctx, {n}, std::uint8_t(255))).get()) ==
+                  255ULL * n);
+            CHECK(static_cast<long long>(sum(full<std::int16_t>(ctx, {n}, std::int16_t(-32768))).get()) ==
+                  -32768LL * nn);
+            CHECK(static_cast<unsigned long long>(sum(full<std::uint16_t>(ctx, {n}, std::uint16_t(65535))).get()) ==
+                  65535ULL * n);
+            CHECK(static_cast<long long>(sum(full<bool>(ctx, {n}, true)).get()) == nn);
+        }
+    }
+}
+
 TEST_CASE("min, max, argmin, argmax exact, with NaN as numpy; any and all") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(300001)}) {

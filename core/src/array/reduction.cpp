@@ -258,7 +258,16 @@ struct VectorOf {
     DType acc;
     std::size_t element_bytes;
     std::optional<DType> complex_of = std::nullopt;
+    // Sums of 8- and 16-bit integers into 64 bits: lanes of this 32-bit type take the elements for
+    // a bounded run of steps (narrow_steps: no lane can overflow), then join the 64-bit lanes.
+    std::optional<DType> narrow = std::nullopt;
 };
+
+// Steps a 32-bit lane can take of elements of `bytes` bytes (at most 2^(8 bytes) - 1 each in
+// magnitude) without overflowing: 2^16 for 8-bit, 2^14 for 16-bit elements.
+unsigned narrow_steps(std::size_t bytes) {
+    return bytes == 1 ? 1u << 16 : 1u << 14;
+}
 
 // Every built-in reduction but argmin/argmax: their reduce expressions apply per component to
 // vectors of the accumulator type; complex sums (and dots) add real and imaginary parts in two
@@ -271,7 +280,12 @@ std::optional<VectorOf> vector_type(ReduceOp op, DType t) {
     case ReduceOp::argmax: return std::nullopt;
     case ReduceOp::sum: {
         const DType acc = sum_type(t);
-        if (kind(acc) != Kind::complex) return VectorOf{acc, bytes};
+        if (kind(acc) != Kind::complex) {
+            VectorOf v{acc, bytes};
+            if (kind(acc) != Kind::floating && info(acc).size == 8 && bytes <= 2 && kind(t) != Kind::floating)
+                v.narrow = acc == DType::uint64 ? DType::uint32 : DType::int32;
+            return v;
+        }
         return VectorOf{acc == DType::complex64 ? DType::float32 : DType::float64, bytes, acc};
     }
     case ReduceOp::min:
@@ -313,6 +327,10 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
                               "XGPU_DEVICE_FN ACCV xgpu_reduce_v(ACCV a, ACCV b) {{ return {}; }}\n"
                               "#endif",
                               vector_base(vector_of->acc), lanes, cpx ? "a + b" : s.reduce);
+    const std::optional<DType> narrow = vector_of->narrow;
+    if (narrow)
+        p.functions.insert(p.functions.rfind("#endif"),
+                           fmt::format("typedef {}{} NARV;\n", vector_base(*narrow), lanes));
     // Complex: vector u is the pair xgpu_v<u>r, xgpu_v<u>i (real and imaginary parts).
     const std::vector<std::string> parts = cpx ? std::vector<std::string>{"r", "i"} : std::vector<std::string>{""};
     const std::vector<std::string> fields = cpx ? std::vector<std::string>{".re", ".im"} : std::vector<std::string>{""};
@@ -332,7 +350,20 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
     loop.line("ACCV " + names + ";");
     loop.line(fmt::format("const uint64_t xgpu_part = last > j ? (last - j) / {0} * {1} : 0;", streams * across * lanes,
                           across * lanes));
-    loop.open(fmt::format("for (uint64_t xgpu_k = j; xgpu_k < j + xgpu_part; xgpu_k += {})", across * lanes));
+    const unsigned step = across * lanes;
+    if (narrow) {
+        const std::uint64_t run = std::uint64_t(narrow_steps(vector_of->element_bytes)) * step;
+        loop.open(fmt::format("for (uint64_t xgpu_c = j; xgpu_c < j + xgpu_part; xgpu_c += {})", run));
+        std::string narrow_names;
+        for (unsigned u = 0; u < vectors; ++u)
+            narrow_names += fmt::format("{}xgpu_n{} = (NARV)(0)", u ? ", " : "", u);
+        loop.line("NARV " + narrow_names + ";");
+        loop.line(
+            fmt::format("const uint64_t xgpu_end = j + xgpu_part - xgpu_c > {0} ? xgpu_c + {0} : j + xgpu_part;", run));
+        loop.open(fmt::format("for (uint64_t xgpu_k = xgpu_c; xgpu_k < xgpu_end; xgpu_k += {})", step));
+    } else {
+        loop.open(fmt::format("for (uint64_t xgpu_k = j; xgpu_k < j + xgpu_part; xgpu_k += {})", step));
+    }
     for (unsigned u = 0; u < vectors; ++u) {
         loop.open();
         std::string lane_names;
@@ -348,10 +379,20 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
         for (std::size_t f = 0; f < parts.size(); ++f) {
             std::string lane_fields;
             for (unsigned k = 0; k < lanes; ++k)
-                lane_fields += fmt::format("{}xgpu_l{}{}", k ? ", " : "", k, fields[f]);
-            loop.line(fmt::format("{0} = xgpu_reduce_v({0}, (ACCV)({1}));", vec(u, parts[f]), lane_fields));
+                lane_fields += narrow ? fmt::format("{}({})xgpu_l{}", k ? ", " : "", vector_base(*narrow), k)
+                                      : fmt::format("{}xgpu_l{}{}", k ? ", " : "", k, fields[f]);
+            if (narrow)
+                loop.line(fmt::format("xgpu_n{0} += (NARV)({1});", u, lane_fields));
+            else
+                loop.line(fmt::format("{0} = xgpu_reduce_v({0}, (ACCV)({1}));", vec(u, parts[f]), lane_fields));
         }
         loop.close();
+    }
+    if (narrow) {
+        loop.close();
+        for (unsigned u = 0; u < vectors; ++u)
+            loop.line(fmt::format("{0} = xgpu_reduce_v({0}, convert_{1}{2}(xgpu_n{3}));", vec(u),
+                                  vector_base(vector_of->acc), lanes, u));
     }
     loop.close().line(fmt::format("j += {} * xgpu_part;", streams));
     // The vectors pairwise (as the scalar accumulators below), then the lanes in order.
