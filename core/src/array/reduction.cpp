@@ -322,15 +322,15 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
     const unsigned vectors = shape.items;
     VectorPath p;
     const bool cpx = vector_of->complex_of.has_value();
+    const std::optional<DType> narrow = vector_of->narrow;
     p.functions = fmt::format("\n#if defined(XGPU_HAS_VECTORS)\n"
                               "typedef {}{} ACCV;\n"
+                              "{}"
                               "XGPU_DEVICE_FN ACCV xgpu_reduce_v(ACCV a, ACCV b) {{ return {}; }}\n"
                               "#endif",
-                              vector_base(vector_of->acc), lanes, cpx ? "a + b" : s.reduce);
-    const std::optional<DType> narrow = vector_of->narrow;
-    if (narrow)
-        p.functions.insert(p.functions.rfind("#endif"),
-                           fmt::format("typedef {}{} NARV;\n", vector_base(*narrow), lanes));
+                              vector_base(vector_of->acc), lanes,
+                              narrow ? fmt::format("typedef {}{} NARV;\n", vector_base(*narrow), lanes) : "",
+                              cpx ? "a + b" : s.reduce);
     // Complex: vector u is the pair xgpu_v<u>r, xgpu_v<u>i (real and imaginary parts).
     const std::vector<std::string> parts = cpx ? std::vector<std::string>{"r", "i"} : std::vector<std::string>{""};
     const std::vector<std::string> fields = cpx ? std::vector<std::string>{".re", ".im"} : std::vector<std::string>{""};

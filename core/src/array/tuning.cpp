@@ -18,6 +18,25 @@
 namespace xgpu::tune {
 namespace {
 
+// Prepares a run of `run` under the launch shape of the point being timed, for family `f`.
+template <class Run> auto under_shape(KernelFamily f, Run run) {
+    return [f, run](const Point& pt) {
+        const LaunchShape s = to_shape(pt);
+        return std::function<void()>([f, s, run] {
+            LaunchShapeScope scope(f, s);
+            run();
+        });
+    };
+}
+
+// The values of `z` on the host, as the tuner compares them.
+template <class T> auto values_of(std::shared_ptr<Array<T>> z) {
+    return [z] {
+        const std::vector<T> h = z->get();
+        return std::vector<double>(h.begin(), h.end());
+    };
+}
+
 template <class T> Problem make_problem(const Context& ctx, KernelFamily f, std::uint64_t n) {
     Philox gen(ctx, 20261201);
     // Scans: positive values, whose running sums keep their relative precision in any order.
@@ -27,42 +46,18 @@ template <class T> Problem make_problem(const Context& ctx, KernelFamily f, std:
     Problem p;
     if (f == KernelFamily::scan) {
         auto z = std::make_shared<Array<T>>(empty<T>(ctx, {n}));
-        p.prepare = [=](const Point& pt) {
-            const LaunchShape s = to_shape(pt);
-            return std::function<void()>([=] {
-                LaunchShapeScope scope(KernelFamily::scan, s);
-                *z = cumsum(*x);
-            });
-        };
-        p.result = [z] {
-            const std::vector<T> h = z->get();
-            return std::vector<double>(h.begin(), h.end());
-        };
+        p.prepare = under_shape(f, [=] { *z = cumsum(*x); });
+        p.result = values_of(z);
         // Runs of up to 8192 sequential additions, in another order.
         p.tolerance = std::is_same_v<T, float> ? 1e-3 : 1e-9;
     } else if (f == KernelFamily::elementwise) {
         auto z = std::make_shared<Array<T>>(empty<T>(ctx, {n}));
-        p.prepare = [=](const Point& pt) {
-            const LaunchShape s = to_shape(pt);
-            return std::function<void()>([=] {
-                LaunchShapeScope scope(KernelFamily::elementwise, s);
-                *z = T(2.5) * *x - T(0.5) * *y;
-            });
-        };
-        p.result = [z] {
-            const std::vector<T> h = z->get();
-            return std::vector<double>(h.begin(), h.end());
-        };
+        p.prepare = under_shape(f, [=] { *z = T(2.5) * *x - T(0.5) * *y; });
+        p.result = values_of(z);
         p.tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-15; // a contracted multiply-add or not
     } else {
         auto r = std::make_shared<DeviceScalar<T>>();
-        p.prepare = [=](const Point& pt) {
-            const LaunchShape s = to_shape(pt);
-            return std::function<void()>([=] {
-                LaunchShapeScope scope(KernelFamily::reduction, s);
-                *r = dot(*x, *y);
-            });
-        };
+        p.prepare = under_shape(KernelFamily::reduction, [=] { *r = dot(*x, *y); });
         p.result = [r] { return std::vector<double>{double(r->get())}; };
         // Another order of additions: about sqrt(n) roundings of sums of size sqrt(n).
         p.tolerance = std::is_same_v<T, float> ? 1e-3 : 1e-9;
