@@ -115,6 +115,15 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 // last group's batches run past the end).
                 variants.push_back({"f32", 4, false, 1, 4, 3});
                 if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 0, 2, 3});
+                // One element per work-item with the matrices as constants (form 1), 16 elements a
+                // group: the second group holds 2 of 18.
+                variants.push_back({"f32", 4, false, 0, 16, 0, 1});
+                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 0, 16, 0, 1});
+                // Tiled (form 2): 3 nodes of 2 elements a work-item (order 3: 10 nodes, the last
+                // node group with 2 spare slots), and 4 nodes of 4 elements in groups of 8 (order
+                // 5: 21 nodes; the third group holds 2 of its 8 elements).
+                variants.push_back({"f32", 4, false, 3, 16, 0, 2, 2});
+                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 4, 8, 0, 2, 4});
             }
             for (const auto& v : variants) {
                 dg::DeviceMaxwell op(ctx, d, v);
@@ -124,7 +133,9 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 const double tol = v.precision == "f64" ? 1e-13 : 1e-5;
                 INFO("order " << order << ", " << v.precision << ", " << op.elements_per_group()
                               << " elements per group, " << op.nodes_per_item() << " nodes per item, "
-                              << op.volume_batches() << " volume batches, local matrices " << v.matrices_in_local
+                              << op.volume_batches() << " volume batches, volume form " << op.volume_form() << " ("
+                              << op.volume_elements_per_item() << " elements per item, "
+                              << op.volume_elements_per_group() << " per group), local matrices " << v.matrices_in_local
                               << ": max |rhs| " << scale << ", max difference " << max_diff(got, want));
                 CHECK(max_diff(got, want) <= tol * scale);
             }
@@ -177,6 +188,8 @@ TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked aga
         CHECK(again.nodes_per_item() == npw);
         CHECK(again.volume_elements_per_group() == vepb);
         CHECK(again.volume_batches() == tuned.volume_batches());
+        CHECK(again.volume_form() == tuned.volume_form());
+        CHECK(again.volume_elements_per_item() == tuned.volume_elements_per_item());
         // Off: the measured default.
         ::setenv("XGPU_AUTOTUNE", "off", 1);
         dg::DeviceMaxwell plain(ctx, d, {precision});
@@ -184,6 +197,7 @@ TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked aga
             dg::default_volume_shape(4, ctx.device().type() == xgpu::DeviceType::cpu, precision == "f64");
         CHECK(plain.nodes_per_item() == shape.npw);
         CHECK(plain.volume_batches() == shape.vb);
+        CHECK(plain.volume_form() == shape.vew);
     }
 }
 

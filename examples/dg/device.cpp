@@ -13,39 +13,91 @@ namespace dg {
 
 namespace {
 
-// `params` with the volume kernel's NPW, VEPB and VB set to these values.
-xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters params, std::int64_t npw, std::int64_t vepb,
-                                          std::int64_t vb) {
+// The volume kernel's shape: the launch parameters of maxwell_kernels.cpp.
+struct Granularity {
+    std::int64_t npw, vepb, vb, vew, epw;
+};
+
+// `params` with the volume kernel's NPW, VEPB, VB, VEW and EPW set to these values.
+xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters params, const Granularity& g) {
     for (auto& [name, value] : params) {
-        if (name == "NPW") value = npw;
-        if (name == "VEPB") value = vepb;
-        if (name == "VB") value = vb;
+        if (name == "NPW") value = g.npw;
+        if (name == "VEPB") value = g.vepb;
+        if (name == "VB") value = g.vb;
+        if (name == "VEW") value = g.vew;
+        if (name == "EPW") value = g.epw;
     }
     return params;
 }
 
+// The volume kernel's work-items per group: VEPB elements, one node each, NPW nodes each
+// (ceil(NP / NPW) per element), or one element each (VEW 1), or NPW nodes of EPW elements each
+// (VEW 2).
+std::size_t volume_items(int np, const Granularity& g) {
+    const std::size_t per_element = std::size_t((np + g.npw - 1) / g.npw);
+    if (g.vew == 1) return std::size_t(g.vepb);
+    if (g.vew == 2) return std::size_t(g.vepb / g.epw) * per_element;
+    return std::size_t(g.vepb) * per_element;
+}
+
+// Its local memory in values.
+std::size_t volume_local_values(int np, const Granularity& g, bool local_matrices) {
+    const std::size_t e = std::size_t(g.vepb), n = std::size_t(np), npp = std::size_t(np | 1);
+    if (g.vew == 1) return 3 * e * npp;
+    if (g.vew == 2) return 3 * std::max(n * (e + 2), e * npp);
+    return 3 * e * n + (local_matrices ? 2 * n * n : 0);
+}
+
 // The volume kernel's grid: VEPB elements (or VB batches of them) per work-group.
-xgpu::Grid volume_grid(std::int32_t k, int np, std::int64_t npw, std::int64_t vepb, std::int64_t vb) {
-    const std::size_t local = std::size_t(vepb) * std::size_t((np + npw - 1) / npw);
-    const std::size_t per_group = std::size_t(vepb) * std::size_t(vb > 0 ? vb : 1);
+xgpu::Grid volume_grid(std::int32_t k, int np, const Granularity& g) {
+    const std::size_t local = volume_items(np, g);
+    const std::size_t per_group = std::size_t(g.vepb) * std::size_t(g.vb > 0 ? g.vb : 1);
     return xgpu::Grid{(std::size_t(k) + per_group - 1) / per_group * local, local};
+}
+
+// Dr and Ds as program-scope constant arrays c_dr and c_ds (row-major, NP x NP), for the volume
+// kernel that takes its matrix entries as operands (VEW 1). Printed to round-trip: %.17e for
+// double, %.9e with an f suffix for float (no double literal where a device lacks doubles).
+std::string constant_matrices(const ReferenceElement& ref, bool f64) {
+    std::string text;
+    char buf[48];
+    for (const auto& [name, m] : {std::pair{"c_dr", &ref.dr}, std::pair{"c_ds", &ref.ds}}) {
+        text += "XGPU_CONSTANT T " + std::string(name) + "[NP * NP] = {";
+        for (std::size_t i = 0; i < m->a.size(); ++i) {
+            if (f64)
+                std::snprintf(buf, sizeof buf, "%s%.17e", i ? ", " : "", m->a[i]);
+            else
+                std::snprintf(buf, sizeof buf, "%s%.9ef", i ? ", " : "", double(float(m->a[i])));
+            text += buf;
+        }
+        text += "};\n";
+    }
+    return text;
 }
 
 } // namespace
 
-// Measured on the H200 (2026-12-01, examples/dg/granularity.sh, about 2 million dofs, CUDA; NVIDIA's
-// OpenCL within a few per cent): two nodes a work-item are fastest at N = 4 in both precisions; at
-// N = 5 and 6 matrix rows in registers win by 6-23% (f64: 16 batches of 3 or 4 elements, 84
-// work-items; f32: 4 batches); at N >= 7 the rows (2 NP values each) no longer fit in registers and
-// the first kernel wins in f64. On CPUs (PoCL) one node a work-item.
+// Measured on the H200 (2026-12-01, examples/dg/granularity.sh and single runs of dg, about 2
+// million dofs, CUDA; NVIDIA's OpenCL within a few per cent): two nodes a work-item are fastest
+// at N = 4 in f64; at N = 5 and 6 matrix rows in registers won over the first kernel by 6-23%.
+// On CPUs (PoCL) one node a work-item.
 int default_nodes_per_item(int order, bool cpu) {
     return !cpu && order == 4 ? 2 : 1;
 }
 
+// The later forms, in the same kind of runs (volume GFLOP/s, CUDA): in f32 one element per
+// work-item with the matrices folded into the code (form 1) beats every other form at N = 3..7
+// (N = 4: 15283 against 11978 for the best earlier shape, N = 5: 18757 against 13676, N = 6:
+// 18780 against 16390); in f64, whose constants cannot be immediate operands, form 1 wins at
+// N = 3 (7481 against 6632) and N = 5 (9807 against 8827), the rows at N = 6 (11350 against
+// 11058 tiled) and the tiled kernel at N = 7 (3 nodes of 2 elements: 10888 against 9140).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64) {
-    if (cpu || order < 5 || order > 6) return {default_nodes_per_item(order, cpu), 0, 0};
-    if (f64) return {1, order == 5 ? 4 : 3, 16};
-    return {1, order == 5 ? 4 : 5, 4};
+    if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
+    if (!f64 && order >= 3 && order <= 7) return {1, order == 3 || order == 5 ? 64 : 32, 0, 1, 1};
+    if (f64 && (order == 3 || order == 5)) return {1, order == 3 ? 32 : 64, 0, 1, 1};
+    if (f64 && order == 6) return {1, 3, 16, 0, 1};
+    if (f64 && order == 7) return {3, 32, 0, 2, 2};
+    return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
 }
 
 DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options)
@@ -75,28 +127,57 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) +
                                     " (matrix rows in registers) need 1 node per work-item, not " +
                                     std::to_string(options_.nodes_per_item));
-    const bool shape_given = options_.nodes_per_item || options_.volume_elements_per_group || options_.volume_batches;
-    const VolumeShape shape = shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0}
-                                          : default_volume_shape(ref.order, cpu, f64);
-    vb_ = options_.volume_batches ? options_.volume_batches : shape.vb;
-    npw_ = options_.nodes_per_item ? options_.nodes_per_item : vb_ ? 1 : shape.npw;
+    const int form = options_.volume_form;
+    if (form < 0 || form > 2)
+        throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1 or 2");
+    if (form && options_.volume_batches > 0)
+        throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " takes no batches (" +
+                                    std::to_string(options_.volume_batches) + ")");
+    if (form == 1 && options_.nodes_per_item > 1)
+        throw xgpu::InvalidArgument("dg: volume kernel form 1 (one element per work-item) takes no nodes per "
+                                    "work-item (" +
+                                    std::to_string(options_.nodes_per_item) + ")");
+    if (options_.volume_elements_per_item < 0 || (options_.volume_elements_per_item > 0 && form != 2))
+        throw xgpu::InvalidArgument("dg: volume elements per work-item " +
+                                    std::to_string(options_.volume_elements_per_item) +
+                                    " (only the tiled volume kernel, form 2, takes them)");
     if (options_.volume_elements_per_group < 0)
         throw xgpu::InvalidArgument("dg: volume elements per group " +
                                     std::to_string(options_.volume_elements_per_group) + " < 0");
-    const int per_element = (np + npw_ - 1) / npw_;
+    const bool shape_given = options_.nodes_per_item || options_.volume_elements_per_group || options_.volume_batches ||
+                             form || options_.volume_elements_per_item;
+    const VolumeShape shape = shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0, 0, 1}
+                                          : default_volume_shape(ref.order, cpu, f64);
+    vew_ = shape_given ? form : shape.vew;
+    vb_ = options_.volume_batches ? options_.volume_batches : vew_ ? 0 : shape.vb;
+    npw_ = options_.nodes_per_item ? options_.nodes_per_item
+           : vew_ == 2             ? (shape_given ? 4 : shape.npw)
+           : vb_ || vew_           ? 1
+                                   : shape.npw;
+    epw_ = vew_ != 2                           ? 1
+           : options_.volume_elements_per_item ? options_.volume_elements_per_item
+           : shape_given                       ? 2
+                                               : shape.epw;
     vepb_ = options_.volume_elements_per_group ? options_.volume_elements_per_group
             : shape.vepb                       ? shape.vepb
-                                               : std::max(1, epb_ * np / per_element);
-    if (std::size_t(vepb_) * per_element > info.max_work_group_size)
-        throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) + " elements per volume group of " +
-                                    std::to_string(per_element) + " work-items exceed the device's work-group size " +
+            : vew_                             ? 32
+                                               : std::max(1, epb_ * np / ((np + npw_ - 1) / npw_));
+    if (vepb_ % epw_)
+        throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) +
+                                    " volume elements per group are not a multiple "
+                                    "of the " +
+                                    std::to_string(epw_) + " elements per work-item");
+    const Granularity granularity{npw_, vepb_, vb_, vew_, epw_};
+    if (volume_items(np, granularity) > info.max_work_group_size)
+        throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) + " elements per volume group make " +
+                                    std::to_string(volume_items(np, granularity)) +
+                                    " work-items, more than the device's work-group size " +
                                     std::to_string(info.max_work_group_size));
     if (std::size_t(epb_) * np > info.max_work_group_size)
         throw xgpu::InvalidArgument("dg: " + std::to_string(epb_) + " elements per group of " + std::to_string(np) +
                                     " nodes exceed the device's work-group size " +
                                     std::to_string(info.max_work_group_size));
-    const std::size_t local_volume =
-        value_size_ * (3 * std::size_t(vepb_) * np + (options_.matrices_in_local ? 2 * std::size_t(np) * np : 0));
+    const std::size_t local_volume = value_size_ * volume_local_values(np, granularity, options_.matrices_in_local);
     const std::size_t local_surface =
         value_size_ * (3 * std::size_t(epb_) * nfn + (options_.matrices_in_local ? std::size_t(nfn) * np : 0));
     if (std::max(local_volume, local_surface) > info.static_local_memory)
@@ -113,10 +194,13 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                                   {"NPW", npw_},
                                                   {"VEPB", vepb_},
                                                   {"VB", vb_},
+                                                  {"VEW", vew_},
+                                                  {"EPW", epw_},
                                                   {"MAT_LOCAL", options_.matrices_in_local ? 1 : 0}};
     // One source, so the three kernels come from one compiled program (the context caches it).
-    surface_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_surface").get(params);
-    update_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_update").get(params);
+    source_ = constant_matrices(ref, f64) + maxwell_kernel_source;
+    surface_ = xgpu::KernelTemplate(ctx, source_, "dg_surface").get(params);
+    update_ = xgpu::KernelTemplate(ctx, source_, "dg_update").get(params);
 
     dr_ = upload(transpose(ref.dr).a);
     ds_ = upload(transpose(ref.ds).a);
@@ -153,9 +237,8 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     }
     // The volume kernel's granularity: as the options say, else from the tuning database (per
     // XGPU_AUTOTUNE) with the measured default as its start.
-    if (!options_.nodes_per_item && !options_.volume_elements_per_group && !options_.volume_batches)
-        tune_volume(params);
-    volume_ = xgpu::KernelTemplate(ctx, maxwell_kernel_source, "dg_volume").get(granular(params, npw_, vepb_, vb_));
+    if (!shape_given) tune_volume(params);
+    volume_ = xgpu::KernelTemplate(ctx, source_, "dg_volume").get(granular(params, {npw_, vepb_, vb_, vew_, epw_}));
 }
 
 void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) {
@@ -163,22 +246,31 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     const auto& info = ctx_.device().info();
     const bool local_matrices = options_.matrices_in_local;
     const std::size_t value = value_size_;
-    const auto per_element = [np](std::int64_t w) { return (np + w - 1) / w; };
     xgpu::tune::Space space;
-    space.params = {{"NPW", {}}, {"VEPB", {1, 2, 4, 8, 16, 32}}, {"VB", {0, 1, 4, 16}}};
+    space.params = {{"NPW", {}},
+                    {"VEPB", {1, 2, 4, 8, 16, 32, 64, 128}},
+                    {"VB", {0, 1, 4, 16}},
+                    {"VEW", {0, 1, 2}},
+                    {"EPW", {1, 2, 4}}};
     for (const std::int64_t w : {1, 2, 3, 4, 6})
         if (w <= np) space.params[0].values.push_back(w);
     if (std::find(space.params[1].values.begin(), space.params[1].values.end(), vepb_) == space.params[1].values.end())
         space.params[1].values.push_back(vepb_);
     std::sort(space.params[1].values.begin(), space.params[1].values.end());
-    space.valid = [=, &info](const xgpu::tune::Point& pt) {
-        const std::int64_t w = pt.at("NPW"), e = pt.at("VEPB"), b = pt.at("VB");
-        const std::size_t items = std::size_t(e * per_element(w));
-        const std::size_t local = value * (3 * std::size_t(e) * np + (local_matrices ? 2 * std::size_t(np) * np : 0));
-        return w >= 1 && w <= np && (b == 0 || w == 1) && items <= info.max_work_group_size && items <= 1024 &&
-               local <= info.static_local_memory;
+    const auto point_shape = [](const xgpu::tune::Point& pt) {
+        return Granularity{pt.at("NPW"), pt.at("VEPB"), pt.at("VB"), pt.at("VEW"), pt.at("EPW")};
     };
-    const xgpu::tune::Point start{{"NPW", npw_}, {"VEPB", vepb_}, {"VB", vb_}};
+    space.valid = [=, &info](const xgpu::tune::Point& pt) {
+        const Granularity g = point_shape(pt);
+        // Each form's own parameters only: the others stay at their neutral values.
+        const bool form_ok = g.vew == 0   ? (g.vb == 0 || g.npw == 1) && g.epw == 1
+                             : g.vew == 1 ? g.npw == 1 && g.vb == 0 && g.epw == 1 && g.vepb >= 16
+                                          : g.vb == 0 && g.npw >= 2 && g.vepb >= 16 && g.vepb % g.epw == 0;
+        const std::size_t items = volume_items(np, g);
+        return g.npw >= 1 && g.npw <= np && form_ok && items <= info.max_work_group_size && items <= 1024 &&
+               value * volume_local_values(np, g, local_matrices) <= info.static_local_memory;
+    };
+    const xgpu::tune::Point start{{"NPW", npw_}, {"VEPB", vepb_}, {"VB", vb_}, {"VEW", vew_}, {"EPW", epw_}};
     // Timed on this operator's own mesh, from a state of rough values (restored to zero after).
     const auto problem = [&] {
         std::vector<double> rough(fields * d_->nodes());
@@ -186,10 +278,10 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
             rough[i] = std::sin(0.7 * double(i)) + 0.25 * std::cos(3.1 * double(i % 97));
         set_state(rough);
         xgpu::tune::Problem pr;
-        pr.prepare = [this, params, np](const xgpu::tune::Point& pt) {
-            const xgpu::Kernel k = xgpu::KernelTemplate(ctx_, maxwell_kernel_source, "dg_volume")
-                                       .get(granular(params, pt.at("NPW"), pt.at("VEPB"), pt.at("VB")));
-            const xgpu::Grid grid = volume_grid(k_, np, pt.at("NPW"), pt.at("VEPB"), pt.at("VB"));
+        pr.prepare = [this, params, np, point_shape](const xgpu::tune::Point& pt) {
+            const xgpu::Kernel k =
+                xgpu::KernelTemplate(ctx_, source_, "dg_volume").get(granular(params, point_shape(pt)));
+            const xgpu::Grid grid = volume_grid(k_, np, point_shape(pt));
             return std::function<void()>(
                 [this, k, grid] { k.launch(ctx_.current_queue(), grid, k_, knp_, dr_, ds_, vgeo_, q_, rhs_); });
         };
@@ -197,7 +289,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         pr.tolerance = value_size_ == 8 ? 1e-12 : 1e-5; // the same sums; contracted or not
         return pr;
     };
-    const xgpu::tune::Key key{"dg_volume", 2,
+    const xgpu::tune::Key key{"dg_volume", 4,
                               std::string(value_size_ == 8 ? "f64" : "f32") + ",N" + std::to_string(d_->ref.order) +
                                   (local_matrices ? ",local" : ""),
                               std::uint64_t(k_) * std::uint64_t(np)};
@@ -205,6 +297,8 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     npw_ = int(sel.point.at("NPW"));
     vepb_ = int(sel.point.at("VEPB"));
     vb_ = int(sel.point.at("VB"));
+    vew_ = int(sel.point.at("VEW"));
+    epw_ = int(sel.point.at("EPW"));
     if (sel.result) { // the problem's state: back to zero
         if (value_size_ == 8)
             queue_.fill(q_, 0.0);
@@ -259,7 +353,8 @@ std::vector<double> DeviceMaxwell::rhs_values() const {
 }
 
 void DeviceMaxwell::volume() const {
-    volume_.launch(queue_, volume_grid(k_, d_->ref.np, npw_, vepb_, vb_), k_, knp_, dr_, ds_, vgeo_, q_, rhs_);
+    volume_.launch(queue_, volume_grid(k_, d_->ref.np, {npw_, vepb_, vb_, vew_, epw_}), k_, knp_, dr_, ds_, vgeo_, q_,
+                   rhs_);
 }
 
 void DeviceMaxwell::surface() const {

@@ -44,6 +44,13 @@ struct DeviceOptions {
     // batches of volume_elements_per_group elements per work-group (needs 1 node per work-item);
     // 0: the kernel that reads the matrices from memory. All three 0: the tuner chooses.
     int volume_batches = 0;
+    // The volume kernel's form: 0 the kernels above (nodes per work-item, or rows in registers
+    // with batches); 1 one element per work-item, Dr and Ds written into the source as constants
+    // (volume_elements_per_group work-items a group; 1 node per work-item, no batches); 2 tiled:
+    // each work-item nodes_per_item nodes (0: 4) of volume_elements_per_item elements (0: 2),
+    // no batches. All unset: the tuner chooses.
+    int volume_form = 0;
+    int volume_elements_per_item = 0;
 };
 
 // The volume kernel's nodes per work-item when the options leave it at 0, for order N on a
@@ -54,7 +61,7 @@ int default_nodes_per_item(int order, bool cpu);
 // work-item, elements per work-group (0: about the surface group's work-items) and batches of
 // matrix rows in registers (0: the first kernel).
 struct VolumeShape {
-    int npw = 1, vepb = 0, vb = 0;
+    int npw = 1, vepb = 0, vb = 0, vew = 0, epw = 1;
 };
 VolumeShape default_volume_shape(int order, bool cpu, bool f64);
 
@@ -99,13 +106,16 @@ public:
     int nodes_per_item() const { return npw_; }
     int volume_elements_per_group() const { return vepb_; }
     int volume_batches() const { return vb_; }
+    int volume_form() const { return vew_; }
+    int volume_elements_per_item() const { return epw_; }
 
 private:
     xgpu::Context ctx_;
     xgpu::Queue queue_;
     const Discretization* d_;
     DeviceOptions options_;
-    int epb_ = 1, npw_ = 1, vepb_ = 1, vb_ = 0;
+    int epb_ = 1, npw_ = 1, vepb_ = 1, vb_ = 0, vew_ = 0, epw_ = 1;
+    std::string source_; // the kernels' source: constant_matrices, then maxwell_kernel_source
     std::size_t value_size_ = 8;
     std::int32_t k_ = 0, knp_ = 0;
     xgpu::Kernel volume_, surface_, update_;

@@ -2,7 +2,9 @@
 # The volume kernel's granularity on the selected device (XGPU_BACKEND / XGPU_DEVICE): for each
 # order, nodes per work-item (NPW) 1, 2, 3, 4, 6, then matrix rows in registers over VB = 1, 4, 16
 # batches (NPW 1; VB 0 is the first kernel), each with volume work-groups of about 64, 128 and 256
-# work-items, the volume kernel's ms per call and GFLOP/s as dg prints them (device events, flops
+# work-items, then one element per work-item with the matrices as constants (VB shown as E) in
+# groups of 32-128, then the tiled kernel (NPW nodes of u elements a work-item, VB shown as Tu)
+# over 32 elements a group, the volume kernel's ms per call and GFLOP/s as dg prints them (device events, flops
 # counted from the algorithm), on a mesh of about 2 million degrees of freedom; one Markdown row
 # per variant, the fastest per order marked. Use it to choose default_volume_shape
 # (examples/dg/device.cpp) for a device.
@@ -23,21 +25,32 @@ for n in $orders; do
     # M with 3 * 2 M^2 * np close to 2 million.
     m=$(awk -v np="$np" 'BEGIN { printf "%d", sqrt(2000000 / (6 * np)) + 0.5 }')
     rows=""
-    for wb in 1:0 2:0 3:0 4:0 6:0 1:1 1:4 1:16; do
+    for wb in 1:0 2:0 3:0 4:0 6:0 1:1 1:4 1:16 1:E 2:T1 2:T2 4:T1 4:T2 3:T2 2:T4; do
         w=${wb%:*}
         b=${wb#*:}
         [ "$w" -le "$np" ] || continue
         per=$(( (np + w - 1) / w ))
-        for g in 64 128 256; do
+        form="--volume-batches $b"
+        sizes="64 128 256"
+        # E: one element per work-item, the matrices as constants (form 1); Tu: tiled (form 2),
+        # NPW nodes of u elements per work-item. The VB column shows E or Tu.
+        case $b in
+        E) per=1 form="--volume-form 1" sizes="32 64 128" ;;
+        T*) form="--volume-form 2 --volume-elements-per-item ${b#T}" sizes=32 ;;
+        esac
+        for g in $sizes; do
             e=$(( (g + per - 1) / per ))
+            items=$(( e * per ))
+            case $b in T*) e=$g items=$(( g / ${b#T} * per )) ;; esac
+            # shellcheck disable=SC2086
             out=$("$dg" --order "$n" --mesh "$m" --final-time 0.004 --precision "$precision" \
-                --nodes-per-item "$w" --volume-elements-per-group "$e" --volume-batches "$b" 2>&1) || {
+                --nodes-per-item "$w" --volume-elements-per-group "$e" $form 2>&1) || {
                 # A shape the device refuses (registers: matrix rows at high orders) is skipped.
-                echo "granularity.sh: N=$n NPW=$w VB=$b, $(( e * per )) work-items: $(printf '%s\n' "$out" | grep -m1 'dg: ')" >&2
+                echo "granularity.sh: N=$n NPW=$w VB=$b, $items work-items: $(printf '%s\n' "$out" | grep -m1 'dg: ')" >&2
                 continue
             }
             line=$(printf '%s\n' "$out" | awk '$1 == "volume" { print $3, $4 }')
-            rows="$rows$n $w $b $(( e * per )) $line
+            rows="$rows$n $w $b $items $line
 "
         done
     done

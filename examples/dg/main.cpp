@@ -21,7 +21,7 @@
 namespace {
 
 struct Settings {
-    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0;
+    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0, vew = 0, epw = 0;
     double final_time = 1.0, perturb = 0.0, cfl = 1.0;
     std::vector<int> mode{1, 1};
     std::string precision = "f64", vtk;
@@ -77,12 +77,18 @@ int main(int argc, char** argv) try {
                    "the volume kernel with matrix rows in registers, over this many batches of elements per "
                    "work-group (0: off; with --nodes-per-item 1 or 0)")
         ->check(CLI::Range(0, 4096));
+    app.add_option("--volume-form", s.vew,
+                   "the volume kernel: 1 one element per work-item with the matrices as constants in the source, "
+                   "2 tiled (nodes per work-item x elements per work-item); 0: the others")
+        ->check(CLI::Range(0, 2));
+    app.add_option("--volume-elements-per-item", s.epw, "with --volume-form 2: elements per work-item (0: 2)")
+        ->check(CLI::Range(0, 64));
     app.add_flag("--local-matrices", s.local_matrices, "stage Dr, Ds and LIFT in local memory");
     CLI11_PARSE(app, argc, argv);
 
     const auto disc = dg::make_discretization(s.order, s.mesh, s.perturb);
     auto ctx = xgpu::Context::from_env();
-    dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices, s.npw, s.vepb, s.vb});
+    dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices, s.npw, s.vepb, s.vb, s.vew, s.epw});
     const auto timing = dg::time_steps(disc, s.final_time, s.cfl);
     const double dt = timing.dt; // not a structured binding: lambdas below capture it
     const long steps = timing.steps;
@@ -97,7 +103,11 @@ int main(int argc, char** argv) try {
     std::printf("elements    %d (mesh %d x %d, perturb %g)\n", disc.mesh.k, s.mesh, s.mesh, s.perturb);
     std::printf("dofs        %zu (3 fields x %zu nodes)\n", dofs, disc.nodes());
     const std::string register_rows =
-        op.volume_batches() ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)" : "";
+        op.volume_form() == 1 ? std::string(" (one element per work-item, matrices as constants)")
+        : op.volume_form() == 2
+            ? " (tiled, " + std::to_string(op.volume_elements_per_item()) + " elements per work-item)"
+        : op.volume_batches() ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)"
+                              : "";
     std::printf("precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
                 "per group%s, matrices in %s memory\n",
                 s.precision.c_str(), op.elements_per_group(), op.elements_per_group() * disc.ref.np,

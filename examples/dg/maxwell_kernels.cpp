@@ -8,6 +8,10 @@
 //   VB         0: the volume kernel above; B >= 1 (with NPW 1): each work-item keeps its node's
 //              rows of Dr and Ds in registers and computes that node in B batches of VEPB
 //              elements (a work-group takes B * VEPB consecutive elements)
+//   VEW        1: the volume kernel with one element per work-item (VEPB work-items a group), Dr
+//              and Ds as constants written into the source (c_dr, c_ds: see constant_matrices);
+//              NPW must be 1 and VB 0. 2: the tiled volume kernel, each work-item NPW nodes of
+//              EPW elements (VEPB / EPW * ceil(NP / NPW) work-items a group), VB 0
 //   MAT_LOCAL  1: Dr, Ds (or LIFT) are copied into local memory per work-group; 0: read from
 //              global memory, where every work-group reads the same few kilobytes (the caches
 //              hold them)
@@ -39,7 +43,175 @@ const char* const maxwell_kernel_source = R"(
  * over m costs 3 + 2 NPW loads for 6 NPW multiply-adds instead of 5 loads for 6. */
 #define TPE ((NP + NPW - 1) / NPW)
 #define VGROUP (VEPB * TPE)
-#if VB
+#if VEW == 1
+/* One element per work-item, the matrices as constants. A work-group stages its VEPB elements'
+ * fields in local memory (coalesced), then each work-item copies its element's values of one or
+ * two fields into registers and, node by node, multiplies them by the constant rows of Dr and Ds
+ * (c_dr, c_ds, written into the source): with the loops unrolled the compiler folds every matrix
+ * entry into the multiply-add that uses it (an immediate operand in single precision), so a step
+ * costs no load at all (6 NP^2 multiply-adds per element against 3 NP local loads). The results
+ * go back into the work-item's own slots of local memory (its values are in registers by then)
+ * and leave coalesced. Local rows are NPP = NP | 1 apart: an odd stride, so the work-items of a
+ * SIMD group reading the same node of different elements hit different banks. */
+#define NPP (NP | 1)
+XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+    XGPU_LOCAL T s_hx[VEPB * NPP], s_hy[VEPB * NPP], s_ez[VEPB * NPP];
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB, k = k0 + l;
+    const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP;
+    (void)drT; /* the tables c_dr, c_ds instead */
+    (void)dsT;
+    for (int32_t i = l; i < count; i += VEPB) {
+        const int32_t s = i + (i / NP) * (NPP - NP);
+        s_hx[s] = q[first + i];
+        s_hy[s] = q[KNP + first + i];
+        s_ez[s] = q[2 * KNP + first + i];
+    }
+    XGPU_BARRIER();
+    if (k < K) {
+        const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
+        const int32_t b = l * NPP;
+        {
+            T hx[NP], hy[NP];
+#pragma unroll
+            for (int32_t j = 0; j < NP; ++j) {
+                hx[j] = s_hx[b + j];
+                hy[j] = s_hy[b + j];
+            }
+#pragma unroll
+            for (int32_t i = 0; i < NP; ++i) {
+                T dr_hx = (T)0, ds_hx = (T)0, dr_hy = (T)0, ds_hy = (T)0;
+#pragma unroll
+                for (int32_t j = 0; j < NP; ++j) {
+                    dr_hx += c_dr[i * NP + j] * hx[j];
+                    ds_hx += c_ds[i * NP + j] * hx[j];
+                    dr_hy += c_dr[i * NP + j] * hy[j];
+                    ds_hy += c_ds[i * NP + j] * hy[j];
+                }
+                s_hx[b + i] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx); /* Ez' */
+            }
+        }
+        {
+            T ez[NP];
+#pragma unroll
+            for (int32_t j = 0; j < NP; ++j)
+                ez[j] = s_ez[b + j];
+#pragma unroll
+            for (int32_t i = 0; i < NP; ++i) {
+                T dr_ez = (T)0, ds_ez = (T)0;
+#pragma unroll
+                for (int32_t j = 0; j < NP; ++j) {
+                    dr_ez += c_dr[i * NP + j] * ez[j];
+                    ds_ez += c_ds[i * NP + j] * ez[j];
+                }
+                s_hy[b + i] = -(ry * dr_ez + sy * ds_ez); /* Hx' */
+                s_ez[b + i] = rx * dr_ez + sx * ds_ez;    /* Hy' */
+            }
+        }
+    }
+    XGPU_BARRIER();
+    for (int32_t i = l; i < count; i += VEPB) {
+        const int32_t s = i + (i / NP) * (NPP - NP);
+        rhs[first + i] = s_hy[s];
+        rhs[KNP + first + i] = s_ez[s];
+        rhs[2 * KNP + first + i] = s_hx[s];
+    }
+}
+#elif VEW == 2
+/* Tiled, as a matrix product [Dr; Ds] (2 NP x NP) times the group's fields (NP x 3 VEPB): each
+ * work-item computes NPW nodes of EPW elements, all three fields and both derivatives (6 NPW EPW
+ * sums in registers). A step j of the loop loads NPW entries of each matrix (the same for all
+ * work-items of a node group: the caches broadcast them) and 3 EPW field values from local memory
+ * for 6 NPW EPW multiply-adds. Work-item l takes element slots EPW (l % EG) + u and nodes
+ * NPW (l / EG) + t, so a SIMD group spans many elements and few node groups. The fields are
+ * staged node-major (row j holds node j of every element, EP = VEPB + 2 apart against bank
+ * conflicts), the results element-major (NPP apart) in the same local memory, then leave
+ * coalesced. */
+#define NPP (NP | 1)
+#define EG (VEPB / EPW)
+#define NG ((NP + NPW - 1) / NPW)
+#define EP (VEPB + 2)
+#define SN (NP * EP > VEPB * NPP ? NP * EP : VEPB * NPP)
+XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+    XGPU_LOCAL T s_u[3 * SN];
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), eg = l % EG, ng = l / EG;
+    const int32_t k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB, ne = K - k0 < VEPB ? K - k0 : VEPB;
+    const int32_t first = k0 * NP, count = ne * NP;
+    for (int32_t g = l; g < VEPB * NP; g += EG * NG) {
+        const int32_t e = g / NP, j = g - e * NP, s = j * EP + e;
+        const int inside = g < count; /* the last group's missing elements: zeros */
+        s_u[s] = inside ? q[first + g] : (T)0;
+        s_u[SN + s] = inside ? q[KNP + first + g] : (T)0;
+        s_u[2 * SN + s] = inside ? q[2 * KNP + first + g] : (T)0;
+    }
+    XGPU_BARRIER();
+    T dr_hx[NPW * EPW], ds_hx[NPW * EPW], dr_hy[NPW * EPW], ds_hy[NPW * EPW], dr_ez[NPW * EPW], ds_ez[NPW * EPW];
+    int32_t col[NPW];
+#pragma unroll
+    for (int32_t t = 0; t < NPW; ++t) {
+        const int32_t n = ng * NPW + t;
+        col[t] = n < NP ? n : NP - 1; /* spare nodes of the last node group: any column */
+    }
+#pragma unroll
+    for (int32_t c = 0; c < NPW * EPW; ++c)
+        dr_hx[c] = ds_hx[c] = dr_hy[c] = ds_hy[c] = dr_ez[c] = ds_ez[c] = (T)0;
+#pragma unroll
+    for (int32_t j = 0; j < NP; ++j) {
+        T a[NPW], d[NPW], hx[EPW], hy[EPW], ez[EPW];
+#pragma unroll
+        for (int32_t t = 0; t < NPW; ++t) {
+            a[t] = drT[j * NP + col[t]];
+            d[t] = dsT[j * NP + col[t]];
+        }
+#pragma unroll
+        for (int32_t u = 0; u < EPW; ++u) {
+            const int32_t s = j * EP + eg * EPW + u;
+            hx[u] = s_u[s];
+            hy[u] = s_u[SN + s];
+            ez[u] = s_u[2 * SN + s];
+        }
+#pragma unroll
+        for (int32_t t = 0; t < NPW; ++t)
+#pragma unroll
+            for (int32_t u = 0; u < EPW; ++u) {
+                const int32_t c = t * EPW + u;
+                dr_hx[c] += a[t] * hx[u];
+                ds_hx[c] += d[t] * hx[u];
+                dr_hy[c] += a[t] * hy[u];
+                ds_hy[c] += d[t] * hy[u];
+                dr_ez[c] += a[t] * ez[u];
+                ds_ez[c] += d[t] * ez[u];
+            }
+    }
+    XGPU_BARRIER(); /* every work-item is done reading the staged fields */
+#pragma unroll
+    for (int32_t u = 0; u < EPW; ++u) {
+        const int32_t e = eg * EPW + u, k = k0 + e;
+        if (e < ne) {
+            const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
+#pragma unroll
+            for (int32_t t = 0; t < NPW; ++t) {
+                const int32_t n = ng * NPW + t, c = t * EPW + u, s = e * NPP + n;
+                if (n < NP) {
+                    s_u[s] = -(ry * dr_ez[c] + sy * ds_ez[c]);
+                    s_u[SN + s] = rx * dr_ez[c] + sx * ds_ez[c];
+                    s_u[2 * SN + s] = (rx * dr_hy[c] + sx * ds_hy[c]) - (ry * dr_hx[c] + sy * ds_hx[c]);
+                }
+            }
+        }
+    }
+    XGPU_BARRIER();
+    for (int32_t g = l; g < count; g += EG * NG) {
+        const int32_t e = g / NP, s = g + e * (NPP - NP);
+        rhs[first + g] = s_u[s];
+        rhs[KNP + first + g] = s_u[SN + s];
+        rhs[2 * KNP + first + g] = s_u[2 * SN + s];
+    }
+}
+#elif VB
 /* Rows in registers: work-item l is node n of element slot e; Dr and Ds's rows n (2 NP values)
  * are loaded once into registers, then for each batch of VEPB elements the fields are staged in
  * local memory and each step m of the loop costs 3 local loads (the same address for all of an
