@@ -127,6 +127,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) +
                                     " (matrix rows in registers) need 1 node per work-item, not " +
                                     std::to_string(options_.nodes_per_item));
+    if (options_.surface_batches < 0)
+        throw xgpu::InvalidArgument("dg: surface batches " + std::to_string(options_.surface_batches) + " < 0");
+    sb_ = options_.surface_batches;
     const int form = options_.volume_form;
     if (form < 0 || form > 2)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1 or 2");
@@ -196,6 +199,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                                   {"VB", vb_},
                                                   {"VEW", vew_},
                                                   {"EPW", epw_},
+                                                  {"SB", sb_},
                                                   {"MAT_LOCAL", options_.matrices_in_local ? 1 : 0}};
     // One source, so the three kernels come from one compiled program (the context caches it).
     source_ = constant_matrices(ref, f64) + maxwell_kernel_source;
@@ -358,7 +362,8 @@ void DeviceMaxwell::volume() const {
 }
 
 void DeviceMaxwell::surface() const {
-    const std::size_t groups = (std::size_t(k_) + epb_ - 1) / epb_, local = std::size_t(epb_) * d_->ref.np;
+    const std::size_t per_group = std::size_t(epb_) * std::size_t(sb_ ? sb_ : 1);
+    const std::size_t groups = (std::size_t(k_) + per_group - 1) / per_group, local = std::size_t(epb_) * d_->ref.np;
     surface_.launch(queue_, xgpu::Grid{groups * local, local}, k_, knp_, lift_, sgeo_, vmap_m_, vmap_p_, q_, rhs_);
 }
 

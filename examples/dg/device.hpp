@@ -51,6 +51,9 @@ struct DeviceOptions {
     // no batches. All unset: the tuner chooses.
     int volume_form = 0;
     int volume_elements_per_item = 0;
+    // The surface kernel with each work-item's row of LIFT in registers, over this many batches
+    // of elements_per_group elements per work-group; 0: LIFT read from memory (default).
+    int surface_batches = 0;
 };
 
 // The volume kernel's nodes per work-item when the options leave it at 0, for order N on a
@@ -108,13 +111,14 @@ public:
     int volume_batches() const { return vb_; }
     int volume_form() const { return vew_; }
     int volume_elements_per_item() const { return epw_; }
+    int surface_batches() const { return sb_; }
 
 private:
     xgpu::Context ctx_;
     xgpu::Queue queue_;
     const Discretization* d_;
     DeviceOptions options_;
-    int epb_ = 1, npw_ = 1, vepb_ = 1, vb_ = 0, vew_ = 0, epw_ = 1;
+    int epb_ = 1, npw_ = 1, vepb_ = 1, vb_ = 0, vew_ = 0, epw_ = 1, sb_ = 0;
     std::string source_; // the kernels' source: constant_matrices, then maxwell_kernel_source
     std::size_t value_size_ = 8;
     std::int32_t k_ = 0, knp_ = 0;

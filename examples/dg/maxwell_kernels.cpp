@@ -12,6 +12,8 @@
 //              and Ds as constants written into the source (c_dr, c_ds: see constant_matrices);
 //              NPW must be 1 and VB 0. 2: the tiled volume kernel, each work-item NPW nodes of
 //              EPW elements (VEPB / EPW * ceil(NP / NPW) work-items a group), VB 0
+//   SB         0: the surface kernel reads LIFT from memory; B >= 1: each work-item keeps its
+//              node's row of LIFT in registers and takes B batches of EPB elements
 //   MAT_LOCAL  1: Dr, Ds (or LIFT) are copied into local memory per work-group; 0: read from
 //              global memory, where every work-group reads the same few kilobytes (the caches
 //              hold them)
@@ -319,7 +321,68 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 
 /* rhs += LIFT (Fscale/2 * upwind flux). Face node j of element k compares q at vmapM (its own
  * node) and vmapP (the neighbour's; the same node on the wall, where the mirror state
- * Ez+ = -Ez-, H+ = H- applies). sgeo: nx, ny, Fscale / 2 per element face. */
+ * Ez+ = -Ez-, H+ = H- applies). sgeo: nx, ny, Fscale / 2 per element face. dg_face_fluxes
+ * writes the scaled upwind fluxes of element k's face nodes j = n, n + NP, ... into the local
+ * arrays of slot e. */
+XGPU_DEVICE_FN void dg_face_fluxes(const int32_t k, const int32_t e, const int32_t n, const int32_t KNP,
+                                   XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
+                                   XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
+                                   XGPU_LOCAL_PTR(T) f_hx, XGPU_LOCAL_PTR(T) f_hy, XGPU_LOCAL_PTR(T) f_ez) {
+    for (int32_t j = n; j < NFN; j += NP) {
+        const int32_t id = k * NFN + j, f = 3 * k + j / NFP;
+        const int32_t m = vmapM[id], p = vmapP[id];
+        T dhx = 0, dhy = 0, dez = 2 * q[2 * KNP + m];
+        if (m != p) {
+            dhx = q[m] - q[p];
+            dhy = q[KNP + m] - q[KNP + p];
+            dez = q[2 * KNP + m] - q[2 * KNP + p];
+        }
+        const T nx = sgeo[3 * f], ny = sgeo[3 * f + 1], fs = sgeo[3 * f + 2];
+        const T ndh = nx * dhx + ny * dhy;
+        f_hx[e * NFN + j] = fs * (ny * dez + ndh * nx - dhx);
+        f_hy[e * NFN + j] = fs * (-nx * dez + ndh * ny - dhy);
+        f_ez[e * NFN + j] = fs * (-nx * dhy + ny * dhx - dez);
+    }
+}
+
+#if SB
+/* Lift rows in registers: work-item l is node n of element slot e and keeps row n of LIFT (NFN
+ * values) in registers, then takes SB batches of EPB elements (a work-group: SB * EPB consecutive
+ * elements); a step of the lift costs 3 local loads (the same address for an element's
+ * work-items) for 3 multiply-adds, no matrix load. */
+XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT liftT,
+                            XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
+                            XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
+                            XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+    XGPU_LOCAL T f_hx[EPB * NFN], f_hy[EPB * NFN], f_ez[EPB * NFN];
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
+    T lr[NFN];
+#pragma unroll
+    for (int32_t j = 0; j < NFN; ++j)
+        lr[j] = liftT[j * NP + n];
+    for (int32_t batch = 0; batch < SB; ++batch) {
+        const int32_t k0 = ((int32_t)XGPU_GROUP_ID(0) * SB + batch) * EPB;
+        if (k0 >= K) break; /* the same for the whole work-group */
+        if (batch > 0) XGPU_BARRIER(); /* the previous batch's reads are done */
+        const int32_t k = k0 + e;
+        if (k < K) dg_face_fluxes(k, e, n, KNP, sgeo, vmapM, vmapP, q, f_hx, f_hy, f_ez);
+        XGPU_BARRIER();
+        if (k < K) {
+            T a_hx = 0, a_hy = 0, a_ez = 0;
+#pragma unroll
+            for (int32_t j = 0; j < NFN; ++j) {
+                a_hx += lr[j] * f_hx[e * NFN + j];
+                a_hy += lr[j] * f_hy[e * NFN + j];
+                a_ez += lr[j] * f_ez[e * NFN + j];
+            }
+            const int32_t g = k * NP + n;
+            rhs[g] += a_hx;
+            rhs[KNP + g] += a_hy;
+            rhs[2 * KNP + g] += a_ez;
+        }
+    }
+}
+#else
 XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT liftT,
                             XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
                             XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
@@ -332,23 +395,7 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
     for (int32_t i = l; i < NFN * NP; i += GROUP)
         s_lift[i] = liftT[i];
 #endif
-    if (k < K) {
-        for (int32_t j = n; j < NFN; j += NP) {
-            const int32_t id = k * NFN + j, f = 3 * k + j / NFP;
-            const int32_t m = vmapM[id], p = vmapP[id];
-            T dhx = 0, dhy = 0, dez = 2 * q[2 * KNP + m];
-            if (m != p) {
-                dhx = q[m] - q[p];
-                dhy = q[KNP + m] - q[KNP + p];
-                dez = q[2 * KNP + m] - q[2 * KNP + p];
-            }
-            const T nx = sgeo[3 * f], ny = sgeo[3 * f + 1], fs = sgeo[3 * f + 2];
-            const T ndh = nx * dhx + ny * dhy;
-            f_hx[e * NFN + j] = fs * (ny * dez + ndh * nx - dhx);
-            f_hy[e * NFN + j] = fs * (-nx * dez + ndh * ny - dhy);
-            f_ez[e * NFN + j] = fs * (-nx * dhy + ny * dhx - dez);
-        }
-    }
+    if (k < K) dg_face_fluxes(k, e, n, KNP, sgeo, vmapM, vmapP, q, f_hx, f_hy, f_ez);
     XGPU_BARRIER();
     if (k >= K) return;
     T a_hx = 0, a_hy = 0, a_ez = 0;
@@ -362,6 +409,7 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
     rhs[KNP + g] += a_hy;
     rhs[2 * KNP + g] += a_ez;
 }
+#endif
 
 /* One stage of the low-storage RK: res = a res + dt rhs; q += b res (all three fields at once). */
 XGPU_KERNEL void dg_update(const int32_t n, const T a, const T b, const T dt, XGPU_GLOBAL T* XGPU_RESTRICT q,
