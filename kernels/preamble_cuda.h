@@ -56,6 +56,18 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 #define XGPU_IS_ALIGNED16(p) ((((size_t)(p)) & 15u) == 0)
 #define XGPU_STORE16(dst, src) (*(uint4*)(dst) = *(const uint4*)(src))
 
+/* Double-precision matrix multiply-accumulate on the tensor cores (XGPU_HAS_MMA_F64: sm_80 and
+ * later), by one whole warp: D (8 x 8) += A (8 x 4) B (4 x 8). Lane l = 4 g + t holds A[g][t],
+ * B[t][g] and D[g][2 t], D[g][2 t + 1] (d[0], d[1]). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define XGPU_HAS_MMA_F64 1
+__device__ inline void xgpu_mma_m8n8k4_f64(double* d, const double a, const double b) {
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+        : "+d"(d[0]), "+d"(d[1])
+        : "d"(a), "d"(b));
+}
+#endif
+
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 

@@ -124,6 +124,13 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 // 5: 21 nodes; the third group holds 2 of its 8 elements).
                 variants.push_back({"f32", 4, false, 3, 16, 0, 2, 2});
                 if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 4, 8, 0, 2, 4});
+                // On the tensor cores (form 3) where the device has them: 2 warps of 8 elements a
+                // group over 2 batches (18 elements: the second group's second batch is empty,
+                // its first has 2 elements), and one warp a group.
+                if (ctx.device().has_fp64() && dg::has_mma_f64(ctx.device().info())) {
+                    variants.push_back({"f64", 3, false, 0, 16, 2, 3});
+                    variants.push_back({"f64", 3, false, 0, 8, 0, 3});
+                }
                 // LIFT rows in registers, 4 batches of 4 or 3 elements a surface group (18
                 // elements: the second group's last batches run past the end).
                 variants.push_back({"f32", 4, false, 0, 0, 0, 0, 0, 4});
@@ -198,8 +205,8 @@ TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked aga
         // Off: the measured default.
         ::setenv("XGPU_AUTOTUNE", "off", 1);
         dg::DeviceMaxwell plain(ctx, d, {precision});
-        const auto shape =
-            dg::default_volume_shape(4, ctx.device().type() == xgpu::DeviceType::cpu, precision == "f64");
+        const auto shape = dg::default_volume_shape(4, ctx.device().type() == xgpu::DeviceType::cpu, precision == "f64",
+                                                    precision == "f64" && dg::has_mma_f64(ctx.device().info()));
         CHECK(plain.nodes_per_item() == shape.npw);
         CHECK(plain.volume_batches() == shape.vb);
         CHECK(plain.volume_form() == shape.vew);

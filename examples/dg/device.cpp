@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -30,6 +31,28 @@ xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters param
     return params;
 }
 
+// Form 3's local row of an element: at least the padded columns 4 ceil(NP / 4), and 4 mod 16.
+std::size_t mma_row(int np) {
+    const std::size_t cols = 4 * std::size_t((np + 3) / 4);
+    return (cols + 11) / 16 * 16 + 4;
+}
+
+// Dr and Ds in the order form 3 reads them: for node tile nt (8 rows), column step ks (4 columns)
+// and matrix w (Dr, Ds), lane l = 4 g + t holds entry (8 nt + g, 4 ks + t), zero past NP.
+std::vector<double> mma_fragments(const ReferenceElement& ref) {
+    const int np = ref.np, nt = (np + 7) / 8, ks = (np + 3) / 4;
+    std::vector<double> f(std::size_t(nt) * ks * 2 * 32, 0.0);
+    for (int a = 0; a < nt; ++a)
+        for (int b = 0; b < ks; ++b)
+            for (int w = 0; w < 2; ++w)
+                for (int lane = 0; lane < 32; ++lane) {
+                    const int i = 8 * a + lane / 4, j = 4 * b + lane % 4;
+                    if (i < np && j < np)
+                        f[((std::size_t(a) * ks + b) * 2 + w) * 32 + lane] = (w ? ref.ds : ref.dr)(i, j);
+                }
+    return f;
+}
+
 // The volume kernel's work-items per group: VEPB elements, one node each, NPW nodes each
 // (ceil(NP / NPW) per element), or one element each (VEW 1), or NPW nodes of EPW elements each
 // (VEW 2).
@@ -37,6 +60,7 @@ std::size_t volume_items(int np, const Granularity& g) {
     const std::size_t per_element = std::size_t((np + g.npw - 1) / g.npw);
     if (g.vew == 1) return std::size_t(g.vepb);
     if (g.vew == 2) return std::size_t(g.vepb / g.epw) * per_element;
+    if (g.vew == 3) return std::size_t(g.vepb) * 4; // a warp per 8 elements
     return std::size_t(g.vepb) * per_element;
 }
 
@@ -45,6 +69,7 @@ std::size_t volume_local_values(int np, const Granularity& g, bool local_matrice
     const std::size_t e = std::size_t(g.vepb), n = std::size_t(np), npp = std::size_t(np | 1);
     if (g.vew == 1) return 3 * e * npp;
     if (g.vew == 2) return 3 * std::max(n * (e + 2), e * npp);
+    if (g.vew == 3) return 3 * e * mma_row(np);
     return 3 * e * n + (local_matrices ? 2 * n * n : 0);
 }
 
@@ -77,6 +102,10 @@ std::string constant_matrices(const ReferenceElement& ref, bool f64) {
 
 } // namespace
 
+bool has_mma_f64(const xgpu::DeviceInfo& info) {
+    return info.backend == "cuda" && info.arch.rfind("sm_", 0) == 0 && std::atoi(info.arch.c_str() + 3) >= 80;
+}
+
 // Measured on the H200 (2026-12-01, examples/dg/granularity.sh and single runs of dg, about 2
 // million dofs, CUDA; NVIDIA's OpenCL within a few per cent): two nodes a work-item are fastest
 // at N = 4 in f64; at N = 5 and 6 matrix rows in registers won over the first kernel by 6-23%.
@@ -91,8 +120,12 @@ int default_nodes_per_item(int order, bool cpu) {
 // 18780 against 16390); in f64, whose constants cannot be immediate operands, form 1 wins at
 // N = 3 (7481 against 6632) and N = 5 (9807 against 8827), the rows at N = 6 (11350 against
 // 11058 tiled) and the tiled kernel at N = 7 (3 nodes of 2 elements: 10888 against 9140).
-VolumeShape default_volume_shape(int order, bool cpu, bool f64) {
+// On the tensor cores (form 3, CUDA, f64, one batch a group): 8367 GFLOP/s at N = 4 (32
+// elements a group; NPW 2: 6854), 12536 at N = 6 (16; rows: 11310), 12023 at N = 7 (16; tiled:
+// 10892); at N = 3 and 5 form 1 stays ahead (6224 and 7950 against 7414 and 9283).
+VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
     if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
+    if (f64 && mma && (order == 4 || order == 6 || order == 7)) return {1, order == 4 ? 32 : 16, 1, 3, 1};
     if (!f64 && order >= 3 && order <= 7) return {1, order == 3 || order == 5 ? 64 : 32, 0, 1, 1};
     if (f64 && (order == 3 || order == 5)) return {1, order == 3 ? 32 : 64, 0, 1, 1};
     if (f64 && order == 6) return {1, 3, 16, 0, 1};
@@ -131,15 +164,18 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: surface batches " + std::to_string(options_.surface_batches) + " < 0");
     sb_ = options_.surface_batches;
     const int form = options_.volume_form;
-    if (form < 0 || form > 2)
-        throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1 or 2");
-    if (form && options_.volume_batches > 0)
+    if (form < 0 || form > 3)
+        throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1, 2 or 3");
+    if (form == 3 && !(f64 && has_mma_f64(info)))
+        throw xgpu::InvalidArgument("dg: volume kernel form 3 (tensor cores) needs f64 on a CUDA device of compute "
+                                    "capability 8.0 or later, not " +
+                                    options_.precision + " on " + info.backend + " " + info.arch);
+    if (form && form != 3 && options_.volume_batches > 0)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " takes no batches (" +
                                     std::to_string(options_.volume_batches) + ")");
-    if (form == 1 && options_.nodes_per_item > 1)
-        throw xgpu::InvalidArgument("dg: volume kernel form 1 (one element per work-item) takes no nodes per "
-                                    "work-item (" +
-                                    std::to_string(options_.nodes_per_item) + ")");
+    if ((form == 1 || form == 3) && options_.nodes_per_item > 1)
+        throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) +
+                                    " takes no nodes per work-item (" + std::to_string(options_.nodes_per_item) + ")");
     if (options_.volume_elements_per_item < 0 || (options_.volume_elements_per_item > 0 && form != 2))
         throw xgpu::InvalidArgument("dg: volume elements per work-item " +
                                     std::to_string(options_.volume_elements_per_item) +
@@ -150,9 +186,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     const bool shape_given = options_.nodes_per_item || options_.volume_elements_per_group || options_.volume_batches ||
                              form || options_.volume_elements_per_item;
     const VolumeShape shape = shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0, 0, 1}
-                                          : default_volume_shape(ref.order, cpu, f64);
+                                          : default_volume_shape(ref.order, cpu, f64, f64 && has_mma_f64(info));
     vew_ = shape_given ? form : shape.vew;
-    vb_ = options_.volume_batches ? options_.volume_batches : vew_ ? 0 : shape.vb;
+    vb_ = options_.volume_batches ? options_.volume_batches : vew_ == 3 ? 1 : vew_ ? 0 : shape.vb;
     npw_ = options_.nodes_per_item ? options_.nodes_per_item
            : vew_ == 2             ? (shape_given ? 4 : shape.npw)
            : vb_ || vew_           ? 1
@@ -165,6 +201,10 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
             : shape.vepb                       ? shape.vepb
             : vew_                             ? 32
                                                : std::max(1, epb_ * np / ((np + npw_ - 1) / npw_));
+    if (vew_ == 3 && vepb_ % 8)
+        throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) +
+                                    " volume elements per group are not a multiple "
+                                    "of 8 (form 3 gives a warp 8 elements)");
     if (vepb_ % epw_)
         throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) +
                                     " volume elements per group are not a multiple "
@@ -207,6 +247,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     update_ = xgpu::KernelTemplate(ctx, source_, "dg_update").get(params);
 
     dr_ = upload(transpose(ref.dr).a);
+    if (f64 && has_mma_f64(info)) mma_ = upload(mma_fragments(ref));
     ds_ = upload(transpose(ref.ds).a);
     lift_ = upload(transpose(ref.lift).a);
     std::vector<double> vgeo(4 * std::size_t(k_)), sgeo(3 * std::size_t(k_) * faces);
@@ -254,7 +295,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     space.params = {{"NPW", {}},
                     {"VEPB", {1, 2, 4, 8, 16, 32, 64, 128}},
                     {"VB", {0, 1, 4, 16}},
-                    {"VEW", {0, 1, 2}},
+                    {"VEW", {0, 1, 2, 3}},
                     {"EPW", {1, 2, 4}}};
     for (const std::int64_t w : {1, 2, 3, 4, 6})
         if (w <= np) space.params[0].values.push_back(w);
@@ -264,12 +305,14 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     const auto point_shape = [](const xgpu::tune::Point& pt) {
         return Granularity{pt.at("NPW"), pt.at("VEPB"), pt.at("VB"), pt.at("VEW"), pt.at("EPW")};
     };
+    const bool mma = value_size_ == 8 && has_mma_f64(info);
     space.valid = [=, &info](const xgpu::tune::Point& pt) {
         const Granularity g = point_shape(pt);
         // Each form's own parameters only: the others stay at their neutral values.
         const bool form_ok = g.vew == 0   ? (g.vb == 0 || g.npw == 1) && g.epw == 1
                              : g.vew == 1 ? g.npw == 1 && g.vb == 0 && g.epw == 1 && g.vepb >= 16
-                                          : g.vb == 0 && g.npw >= 2 && g.vepb >= 16 && g.vepb % g.epw == 0;
+                             : g.vew == 2 ? g.vb == 0 && g.npw >= 2 && g.vepb >= 16 && g.vepb % g.epw == 0
+                                          : mma && g.npw == 1 && g.epw == 1 && g.vb >= 1 && g.vepb % 8 == 0;
         const std::size_t items = volume_items(np, g);
         return g.npw >= 1 && g.npw <= np && form_ok && items <= info.max_work_group_size && items <= 1024 &&
                value * volume_local_values(np, g, local_matrices) <= info.static_local_memory;
@@ -286,8 +329,9 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
             const xgpu::Kernel k =
                 xgpu::KernelTemplate(ctx_, source_, "dg_volume").get(granular(params, point_shape(pt)));
             const xgpu::Grid grid = volume_grid(k_, np, point_shape(pt));
-            return std::function<void()>(
-                [this, k, grid] { k.launch(ctx_.current_queue(), grid, k_, knp_, dr_, ds_, vgeo_, q_, rhs_); });
+            return std::function<void()>([this, k, grid, &a = pt.at("VEW") == 3 ? mma_ : dr_] {
+                k.launch(ctx_.current_queue(), grid, k_, knp_, a, ds_, vgeo_, q_, rhs_);
+            });
         };
         pr.result = [this] { return rhs_values(); };
         pr.tolerance = value_size_ == 8 ? 1e-12 : 1e-5; // the same sums; contracted or not
@@ -357,8 +401,8 @@ std::vector<double> DeviceMaxwell::rhs_values() const {
 }
 
 void DeviceMaxwell::volume() const {
-    volume_.launch(queue_, volume_grid(k_, d_->ref.np, {npw_, vepb_, vb_, vew_, epw_}), k_, knp_, dr_, ds_, vgeo_, q_,
-                   rhs_);
+    volume_.launch(queue_, volume_grid(k_, d_->ref.np, {npw_, vepb_, vb_, vew_, epw_}), k_, knp_,
+                   vew_ == 3 ? mma_ : dr_, ds_, vgeo_, q_, rhs_);
 }
 
 void DeviceMaxwell::surface() const {

@@ -48,13 +48,19 @@ struct DeviceOptions {
     // with batches); 1 one element per work-item, Dr and Ds written into the source as constants
     // (volume_elements_per_group work-items a group; 1 node per work-item, no batches); 2 tiled:
     // each work-item nodes_per_item nodes (0: 4) of volume_elements_per_item elements (0: 2),
-    // no batches. All unset: the tuner chooses.
+    // no batches; 3 on the tensor cores (f64 on CUDA devices of compute capability 8.0 or later),
+    // a warp per 8 elements, volume_elements_per_group (a multiple of 8) a group, over
+    // volume_batches batches (0: 1). All unset: the tuner chooses.
     int volume_form = 0;
     int volume_elements_per_item = 0;
     // The surface kernel with each work-item's row of LIFT in registers, over this many batches
     // of elements_per_group elements per work-group; 0: LIFT read from memory (default).
     int surface_batches = 0;
 };
+
+// Whether the volume kernel can run on this device's tensor cores (form 3, f64): the CUDA backend
+// on compute capability 8.0 or later (the dialect's XGPU_HAS_MMA_F64).
+bool has_mma_f64(const xgpu::DeviceInfo& info);
 
 // The volume kernel's nodes per work-item when the options leave it at 0, for order N on a
 // device of this type.
@@ -66,7 +72,8 @@ int default_nodes_per_item(int order, bool cpu);
 struct VolumeShape {
     int npw = 1, vepb = 0, vb = 0, vew = 0, epw = 1;
 };
-VolumeShape default_volume_shape(int order, bool cpu, bool f64);
+// mma: the device has f64 tensor cores (has_mma_f64) and the precision is f64.
+VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma = false);
 
 // The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
 //   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 14 for the
@@ -124,6 +131,7 @@ private:
     std::int32_t k_ = 0, knp_ = 0;
     xgpu::Kernel volume_, surface_, update_;
     xgpu::Buffer q_, rhs_, res_, dr_, ds_, lift_, vgeo_, sgeo_, vmap_m_, vmap_p_;
+    xgpu::Buffer mma_; // Dr and Ds as form 3's A operands, where the device has f64 tensor cores
 
     // Chooses npw_ and vepb_ through xgpu::tune (the tuning database, or tuning on this mesh
     // under XGPU_AUTOTUNE=on/force), the measured default as the start.

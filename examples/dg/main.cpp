@@ -79,8 +79,9 @@ int main(int argc, char** argv) try {
         ->check(CLI::Range(0, 4096));
     app.add_option("--volume-form", s.vew,
                    "the volume kernel: 1 one element per work-item with the matrices as constants in the source, "
-                   "2 tiled (nodes per work-item x elements per work-item); 0: the others")
-        ->check(CLI::Range(0, 2));
+                   "2 tiled (nodes per work-item x elements per work-item), 3 on the tensor cores (f64, CUDA sm_80+); "
+                   "0: the others")
+        ->check(CLI::Range(0, 3));
     app.add_option("--volume-elements-per-item", s.epw, "with --volume-form 2: elements per work-item (0: 2)")
         ->check(CLI::Range(0, 64));
     app.add_option("--surface-batches", s.sb,
@@ -110,8 +111,9 @@ int main(int argc, char** argv) try {
         op.volume_form() == 1 ? std::string(" (one element per work-item, matrices as constants)")
         : op.volume_form() == 2
             ? " (tiled, " + std::to_string(op.volume_elements_per_item()) + " elements per work-item)"
-        : op.volume_batches() ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)"
-                              : "";
+        : op.volume_form() == 3 ? " (tensor cores, " + std::to_string(op.volume_batches()) + " batches)"
+        : op.volume_batches()   ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)"
+                                : "";
     std::printf(
         "precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
         "per group%s, matrices in %s memory%s\n",

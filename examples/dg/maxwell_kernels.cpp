@@ -11,7 +11,8 @@
 //   VEW        1: the volume kernel with one element per work-item (VEPB work-items a group), Dr
 //              and Ds as constants written into the source (c_dr, c_ds: see constant_matrices);
 //              NPW must be 1 and VB 0. 2: the tiled volume kernel, each work-item NPW nodes of
-//              EPW elements (VEPB / EPW * ceil(NP / NPW) work-items a group), VB 0
+//              EPW elements (VEPB / EPW * ceil(NP / NPW) work-items a group), VB 0. 3: on the
+//              tensor cores (CUDA, sm_80 and later, f64), a warp per 8 elements, VB batches
 //   SB         0: the surface kernel reads LIFT from memory; B >= 1: each work-item keeps its
 //              node's row of LIFT in registers and takes B batches of EPB elements
 //   MAT_LOCAL  1: Dr, Ds (or LIFT) are copied into local memory per work-group; 0: read from
@@ -211,6 +212,101 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         rhs[first + g] = s_u[s];
         rhs[KNP + first + g] = s_u[SN + s];
         rhs[2 * KNP + first + g] = s_u[2 * SN + s];
+    }
+}
+#elif VEW == 3
+/* On the tensor cores (XGPU_HAS_MMA_F64: CUDA, sm_80 and later, f64): each warp takes 8 elements
+ * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr U and
+ * Ds U for its elements' three fields as 8 x 8 x 4 matrix products: node tiles of 8 rows, steps
+ * of 4 columns, the elements as the 8 columns of B. drT holds Dr and Ds in the lanes' order of
+ * the A operand, zero-padded to whole tiles (DeviceMaxwell's fragments, made on the host): lane
+ * l's value of tile (nt, ks) of matrix w at ((nt KS + ks) 2 + w) 32 + l, one coalesced load. The
+ * fields are staged per warp in local memory, element-major, rows US apart (US = 4 mod 16: the
+ * B loads of a half-warp hit 16 different banks), the padding nodes zero. */
+#define NT ((NP + 7) / 8)
+#define KS ((NP + 3) / 4)
+#define US (((4 * KS + 11) / 16) * 16 + 4)
+#define WARPS (VEPB / 8)
+XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
+                           XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+    XGPU_LOCAL T s_u[WARPS * 24 * US];
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), w = l / 32, lane = l % 32, g = lane / 4, t = lane % 4;
+    XGPU_LOCAL_PTR(T) u = s_u + w * 24 * US;
+    (void)dsT;
+    for (int32_t i = lane; i < 24 * US; i += 32)
+        u[i] = (T)0;
+    for (int32_t batch = 0; batch < VB; ++batch) {
+        const int32_t kg = ((int32_t)XGPU_GROUP_ID(0) * VB + batch) * VEPB;
+        if (kg >= K) break; /* the same for the whole work-group */
+        const int32_t k0 = kg + 8 * w, ne = K - k0 < 0 ? 0 : K - k0 < 8 ? K - k0 : 8;
+        XGPU_BARRIER(); /* the padding is zero, the previous batch's reads are done */
+        for (int32_t i = lane; i < 8 * NP; i += 32) {
+            const int32_t e = i / NP, s = e * US + (i - e * NP);
+            const int inside = e < ne;
+            u[s] = inside ? q[k0 * NP + i] : (T)0;
+            u[8 * US + s] = inside ? q[KNP + k0 * NP + i] : (T)0;
+            u[16 * US + s] = inside ? q[2 * KNP + k0 * NP + i] : (T)0;
+        }
+        XGPU_BARRIER();
+        T rx[2], sx[2], ry[2], sy[2];
+#pragma unroll
+        for (int32_t i = 0; i < 2; ++i) {
+            const int32_t k = k0 + 2 * t + i < K ? k0 + 2 * t + i : K - 1;
+            rx[i] = vgeo[4 * k];
+            sx[i] = vgeo[4 * k + 1];
+            ry[i] = vgeo[4 * k + 2];
+            sy[i] = vgeo[4 * k + 3];
+        }
+        /* The B operands of every column step, once for all node tiles. */
+        T bhx[KS], bhy[KS], bez[KS];
+#pragma unroll
+        for (int32_t ks = 0; ks < KS; ++ks) {
+            const int32_t sb = g * US + 4 * ks + t;
+            bhx[ks] = u[sb];
+            bhy[ks] = u[8 * US + sb];
+            bez[ks] = u[16 * US + sb];
+        }
+        /* Two node tiles at a time: 12 independent chains of products. */
+#pragma unroll 1
+        for (int32_t nt0 = 0; nt0 < NT; nt0 += 2) {
+            T c[2][6][2];
+#pragma unroll
+            for (int32_t h = 0; h < 2; ++h)
+#pragma unroll
+                for (int32_t m = 0; m < 6; ++m)
+                    c[h][m][0] = c[h][m][1] = (T)0;
+#pragma unroll
+            for (int32_t ks = 0; ks < KS; ++ks) {
+#pragma unroll
+                for (int32_t h = 0; h < 2; ++h) {
+                    /* past the last tile (NT odd): tile nt0 again, its results not stored */
+                    const int32_t nt = nt0 + h < NT ? nt0 + h : nt0;
+                    const T ar = drT[((nt * KS + ks) * 2) * 32 + lane], as = drT[((nt * KS + ks) * 2 + 1) * 32 + lane];
+                    xgpu_mma_m8n8k4_f64(c[h][0], ar, bhx[ks]);
+                    xgpu_mma_m8n8k4_f64(c[h][1], as, bhx[ks]);
+                    xgpu_mma_m8n8k4_f64(c[h][2], ar, bhy[ks]);
+                    xgpu_mma_m8n8k4_f64(c[h][3], as, bhy[ks]);
+                    xgpu_mma_m8n8k4_f64(c[h][4], ar, bez[ks]);
+                    xgpu_mma_m8n8k4_f64(c[h][5], as, bez[ks]);
+                }
+            }
+#pragma unroll
+            for (int32_t h = 0; h < 2; ++h) {
+                const int32_t n = (nt0 + h) * 8 + g;
+#pragma unroll
+                for (int32_t i = 0; i < 2; ++i) {
+                    const int32_t e = 2 * t + i;
+                    if (nt0 + h < NT && n < NP && e < ne) {
+                        const int32_t gi = (k0 + e) * NP + n;
+                        rhs[gi] = -(ry[i] * c[h][4][i] + sy[i] * c[h][5][i]);
+                        rhs[KNP + gi] = rx[i] * c[h][4][i] + sx[i] * c[h][5][i];
+                        rhs[2 * KNP + gi] =
+                            (rx[i] * c[h][2][i] + sx[i] * c[h][3][i]) - (ry[i] * c[h][0][i] + sy[i] * c[h][1][i]);
+                    }
+                }
+            }
+        }
     }
 }
 #elif VB
