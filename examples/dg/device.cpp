@@ -14,13 +14,8 @@ namespace dg {
 
 namespace {
 
-// The volume kernel's shape: the launch parameters of maxwell_kernels.cpp.
-struct Granularity {
-    std::int64_t npw, vepb, vb, vew, epw;
-};
-
 // `params` with the volume kernel's NPW, VEPB, VB, VEW and EPW set to these values.
-xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters params, const Granularity& g) {
+xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters params, const VolumeShape& g) {
     for (auto& [name, value] : params) {
         if (name == "NPW") value = g.npw;
         if (name == "VEPB") value = g.vepb;
@@ -56,7 +51,7 @@ std::vector<double> mma_fragments(const ReferenceElement& ref) {
 // The volume kernel's work-items per group: VEPB elements, one node each, NPW nodes each
 // (ceil(NP / NPW) per element), or one element each (VEW 1), or NPW nodes of EPW elements each
 // (VEW 2).
-std::size_t volume_items(int np, const Granularity& g) {
+std::size_t volume_items(int np, const VolumeShape& g) {
     const std::size_t per_element = std::size_t((np + g.npw - 1) / g.npw);
     if (g.vew == 1) return std::size_t(g.vepb);
     if (g.vew == 2) return std::size_t(g.vepb / g.epw) * per_element;
@@ -65,7 +60,7 @@ std::size_t volume_items(int np, const Granularity& g) {
 }
 
 // Its local memory in values.
-std::size_t volume_local_values(int np, const Granularity& g, bool local_matrices) {
+std::size_t volume_local_values(int np, const VolumeShape& g, bool local_matrices) {
     const std::size_t e = std::size_t(g.vepb), n = std::size_t(np), npp = std::size_t(np | 1);
     if (g.vew == 1) return 3 * e * npp;
     if (g.vew == 2) return 3 * std::max(n * (e + 2), e * npp);
@@ -74,7 +69,7 @@ std::size_t volume_local_values(int np, const Granularity& g, bool local_matrice
 }
 
 // The volume kernel's grid: VEPB elements (or VB batches of them) per work-group.
-xgpu::Grid volume_grid(std::int32_t k, int np, const Granularity& g) {
+xgpu::Grid volume_grid(std::int32_t k, int np, const VolumeShape& g) {
     const std::size_t local = volume_items(np, g);
     const std::size_t per_group = std::size_t(g.vepb) * std::size_t(g.vb > 0 ? g.vb : 1);
     return xgpu::Grid{(std::size_t(k) + per_group - 1) / per_group * local, local};
@@ -210,7 +205,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                     " volume elements per group are not a multiple "
                                     "of the " +
                                     std::to_string(epw_) + " elements per work-item");
-    const Granularity granularity{npw_, vepb_, vb_, vew_, epw_};
+    const VolumeShape granularity{npw_, vepb_, vb_, vew_, epw_};
     if (volume_items(np, granularity) > info.max_work_group_size)
         throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) + " elements per volume group make " +
                                     std::to_string(volume_items(np, granularity)) +
@@ -303,11 +298,12 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         space.params[1].values.push_back(vepb_);
     std::sort(space.params[1].values.begin(), space.params[1].values.end());
     const auto point_shape = [](const xgpu::tune::Point& pt) {
-        return Granularity{pt.at("NPW"), pt.at("VEPB"), pt.at("VB"), pt.at("VEW"), pt.at("EPW")};
+        return VolumeShape{int(pt.at("NPW")), int(pt.at("VEPB")), int(pt.at("VB")), int(pt.at("VEW")),
+                           int(pt.at("EPW"))};
     };
     const bool mma = value_size_ == 8 && has_mma_f64(info);
     space.valid = [=, &info](const xgpu::tune::Point& pt) {
-        const Granularity g = point_shape(pt);
+        const VolumeShape g = point_shape(pt);
         // Each form's own parameters only: the others stay at their neutral values.
         const bool form_ok = g.vew == 0   ? (g.vb == 0 || g.npw == 1) && g.epw == 1
                              : g.vew == 1 ? g.npw == 1 && g.vb == 0 && g.epw == 1 && g.vepb >= 16
@@ -329,7 +325,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
             const xgpu::Kernel k =
                 xgpu::KernelTemplate(ctx_, source_, "dg_volume").get(granular(params, point_shape(pt)));
             const xgpu::Grid grid = volume_grid(k_, np, point_shape(pt));
-            return std::function<void()>([this, k, grid, &a = pt.at("VEW") == 3 ? mma_ : dr_] {
+            return std::function<void()>([this, k, grid, &a = volume_matrices(int(pt.at("VEW")))] {
                 k.launch(ctx_.current_queue(), grid, k_, knp_, a, ds_, vgeo_, q_, rhs_);
             });
         };
@@ -404,8 +400,8 @@ std::vector<double> DeviceMaxwell::rhs_values() const {
 }
 
 void DeviceMaxwell::volume() const {
-    volume_.launch(queue_, volume_grid(k_, d_->ref.np, {npw_, vepb_, vb_, vew_, epw_}), k_, knp_,
-                   vew_ == 3 ? mma_ : dr_, ds_, vgeo_, q_, rhs_);
+    volume_.launch(queue_, volume_grid(k_, d_->ref.np, {npw_, vepb_, vb_, vew_, epw_}), k_, knp_, volume_matrices(vew_),
+                   ds_, vgeo_, q_, rhs_);
 }
 
 void DeviceMaxwell::surface() const {

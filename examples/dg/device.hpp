@@ -66,9 +66,11 @@ bool has_mma_f64(const xgpu::DeviceInfo& info);
 // device of this type.
 int default_nodes_per_item(int order, bool cpu);
 
-// The volume kernel's shape when no option sets it and the tuning database has none: nodes per
-// work-item, elements per work-group (0: about the surface group's work-items) and batches of
-// matrix rows in registers (0: the first kernel).
+// The volume kernel's shape (its launch parameters NPW, VEPB, VB, VEW, EPW in
+// maxwell_kernels.cpp), here the one when no option sets it and the tuning database has none:
+// nodes per work-item, elements per work-group (0: about the surface group's work-items),
+// batches (rows in registers; form 3), the form (DeviceOptions::volume_form) and elements per
+// work-item (form 2).
 struct VolumeShape {
     int npw = 1, vepb = 0, vb = 0, vew = 0, epw = 1;
 };
@@ -132,6 +134,8 @@ private:
     xgpu::Kernel volume_, surface_, update_;
     xgpu::Buffer q_, rhs_, res_, dr_, ds_, lift_, vgeo_, sgeo_, vmap_m_, vmap_p_;
     xgpu::Buffer mma_; // Dr and Ds as form 3's A operands, where the device has f64 tensor cores
+    // The matrix argument of volume form `form`: Dr transposed, or form 3's operands.
+    const xgpu::Buffer& volume_matrices(int form) const { return form == 3 ? mma_ : dr_; }
 
     // Chooses npw_ and vepb_ through xgpu::tune (the tuning database, or tuning on this mesh
     // under XGPU_AUTOTUNE=on/force), the measured default as the start.
