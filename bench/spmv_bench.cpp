@@ -315,44 +315,7 @@ int main(int argc, char** argv) try {
     }
     if (p > 0) {
         host_ms = ms_of([&] { h = powerlaw(std::int64_t(1) << p); });
-        // Exploration: the matrix cut into column panels, each its own CSR over all rows, run one
-        // after another into y (the first with beta 0), so each panel's slice of x may stay in L2.
-        std::vector<Row> extra;
-        std::vector<std::shared_ptr<std::vector<xgpu::sparse::Csr<double>>>> keep;
-        auto x = std::make_shared<xgpu::Array<double>>(xgpu::full<double>(ctx, {std::size_t(h.cols)}, 1.0));
-        auto y = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {std::size_t(h.rows)}));
-        const double nnz = double(h.nnz()), rows = double(h.rows);
-        const double bytes = nnz * 12 + (rows + 1) * 4 + (double(h.cols) + rows) * 8;
-        if (!cpu)
-            for (int panels : {2, 4, 8, 16}) {
-                auto parts = std::make_shared<std::vector<xgpu::sparse::Csr<double>>>();
-                const std::int64_t w = (h.cols + panels - 1) / panels;
-                for (int q = 0; q < panels; ++q) {
-                    xgpu::sparse::HostCsr<double> part;
-                    part.rows = h.rows;
-                    part.cols = h.cols;
-                    part.row_ptr.reserve(std::size_t(h.rows + 1));
-                    for (std::int64_t r = 0; r < h.rows; ++r) {
-                        for (auto k = h.row_ptr[std::size_t(r)]; k < h.row_ptr[std::size_t(r + 1)]; ++k)
-                            if (h.col_idx[std::size_t(k)] / w == q) {
-                                part.col_idx.push_back(h.col_idx[std::size_t(k)]);
-                                part.values.push_back(h.values[std::size_t(k)]);
-                            }
-                        part.row_ptr.push_back(std::int32_t(part.col_idx.size()));
-                    }
-                    parts->emplace_back(ctx, part);
-                }
-                keep.push_back(parts);
-                for (auto f : {xgpu::sparse::Format::merge_path, xgpu::sparse::Format::csr_vector,
-                               xgpu::sparse::Format::automatic})
-                    extra.push_back({"column panels x" + std::to_string(panels) + ", " + xgpu::sparse::name(f),
-                                     [parts, x, y, f] {
-                                         for (std::size_t q = 0; q < parts->size(); ++q)
-                                             xgpu::sparse::spmv((*parts)[q], *x, *y, 1.0, q ? 1.0 : 0.0, f);
-                                     },
-                                     bytes, 2 * nnz, true});
-            }
-        run(ctx, "powerlaw" + std::to_string(p), h, host_ms, s, std::move(extra));
+        run(ctx, "powerlaw" + std::to_string(p), h, host_ms, s);
     }
     return 0;
 } catch (const std::exception& e) {

@@ -55,11 +55,20 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const auto& d = [](const auto& arr) { return arr.desc(); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
+    // Staged: every tile's first row, searched by one work-item each before the product (H200,
+    // power-law 2^24 rows: each group's own two searches, about 24 dependent loads while the rest
+    // of the group waited, took most of the product's time).
+    Array<std::int64_t> tile_rows = staged ? empty<std::int64_t>(ctx, {std::size_t(groups + 1)}) : carry_row;
+    if (staged) {
+        const Kernel bounds = xgpu::detail::generated_kernel(ctx, key + "|bounds", source, "xgpu_spmv_merge_bounds");
+        bounds.launch(q, codegen::groups_grid((groups + 1 + wg - 1) / wg, wg), d(c.a.row_ptr()).buffer,
+                      std::int64_t(d(c.a.row_ptr()).offset), rows, nnz, groups, d(tile_rows).buffer);
+    }
     product.launch(q, codegen::groups_grid(groups, wg), d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
                    d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset), d(c.a.values()).buffer,
                    std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset), d(c.y).buffer,
                    std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows, nnz, d(carry_row).buffer,
-                   d(carry_val).buffer);
+                   d(carry_val).buffer, d(tile_rows).buffer);
     if (groups > 1)
         carry.launch(q, codegen::groups_grid((groups + wg - 1) / wg, wg), d(carry_row).buffer, d(carry_val).buffer,
                      groups, d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, rows);
