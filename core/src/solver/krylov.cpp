@@ -55,8 +55,10 @@ Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, P
 }
 
 template <class T> Kernel Solve<T>::kernel(std::string_view name) const {
+    for (const auto& [n, k] : kernels_)
+        if (n == name) return k;
     const std::string key = key_ + std::string(name);
-    return generated_kernel(
+    Kernel k = generated_kernel(
         ctx_, key,
         [&] {
             const std::string common = codegen::fill(
@@ -68,6 +70,8 @@ template <class T> Kernel Solve<T>::kernel(std::string_view name) const {
             return codegen::fill(program_, {{"krylov_h", common}});
         },
         name);
+    kernels_.emplace_back(std::string(name), k);
+    return k;
 }
 
 template <class T> Snapshot<T> Solve<T>::read() const {

@@ -10,6 +10,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "xgpu/solver.hpp"
 
@@ -40,6 +42,8 @@ public:
     // `program`: the kernel file ("cg.kernel", ...), n the rows.
     Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond);
 
+    // The kernel `name` of the program, looked up once per solve (the solvers launch a few kernels
+    // thousands of times; each lookup in the context's table built a key and took its lock).
     Kernel kernel(std::string_view name) const;
     // Launches `name` over the vectors (n, chunk, state first), or over one work-group (`single`).
     template <class... Args> void launch(std::string_view name, const Args&... args) const {
@@ -77,6 +81,7 @@ private:
     Grid grid_{1};
     Buffer state_;
     Array<T> partial_[3];
+    mutable std::vector<std::pair<std::string, Kernel>> kernels_; // a Solve is used by one thread
 };
 
 // A solve's inputs, checked and made contiguous: throws before any work.

@@ -52,7 +52,7 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const std::uint64_t tile = std::uint64_t(wg) * items, groups = (std::uint64_t(rows + nnz) + tile - 1) / tile;
     auto carry_row = empty<std::int64_t>(ctx, {std::size_t(groups)});
     auto carry_val = empty<T>(ctx, {std::size_t(groups)});
-    const auto& d = [](const auto& arr) { return arr.desc(); };
+    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
     // Staged: every tile's first row, searched by one work-item each before the product (H200,

@@ -158,7 +158,7 @@ template <Value T, Index I> void spmv_packeted(const SpmvCall<T, I>& c) {
                                                       {"narrow", l->narrow ? "1" : "0"}});
     };
     const Kernel packets = xgpu::detail::generated_kernel(ctx, key, source, "xgpu_spmv_packeted");
-    const auto& d = [](const auto& arr) { return arr.desc(); };
+    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
     const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();

@@ -97,7 +97,7 @@ template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c) {
         },
         "xgpu_spmv_sell");
     const std::uint64_t rows = std::uint64_t(c.a.rows()), items = per_chunk ? (rows + l->chunk - 1) / l->chunk : rows;
-    const auto& d = [](const auto& arr) { return arr.desc(); };
+    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
     const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     k.launch(ctx.current_queue(), codegen::groups_grid((items + wg - 1) / wg, wg), d(l->chunk_ptr).buffer,

@@ -98,11 +98,15 @@ template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* par
     unsigned half = 1;
     while (half < wg)
         half *= 2;
-    const std::string key =
-        fmt::format("{}|g{}l{}r{}{}", spmv_key<T, I>("csr"), wg, plan.lanes, plan.rows, dot ? "d" : "");
+    // Built by appends: a solver calls this every iteration (formatting took a good part of the
+    // host's time per call).
+    static const std::string family = spmv_key<T, I>("csr");
     const char* name = partial ? "xgpu_spmv_csr_dot" : "xgpu_spmv_csr";
+    std::string key = family;
+    key.append("|g").append(std::to_string(wg)).append("l").append(std::to_string(plan.lanes));
+    key.append("r").append(std::to_string(plan.rows)).append(dot ? "d|" : "|").append(name);
     const Kernel k = xgpu::detail::generated_kernel(
-        ctx, key + '|' + name,
+        ctx, key,
         [&] {
             return codegen::fill("spmv_csr.kernel", {{"spmv_h", spmv_support<T, I>()},
                                                      {"group_size", std::to_string(wg)},
@@ -113,7 +117,7 @@ template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* par
         },
         name);
     const std::uint64_t rows = std::uint64_t(c.a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows;
-    const auto& d = [](const auto& arr) { return arr.desc(); };
+    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Grid grid =
         partial ? Grid{partial->size() * wg, wg} : codegen::groups_grid((rows + per_group - 1) / per_group, wg);

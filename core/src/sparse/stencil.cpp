@@ -50,11 +50,13 @@ void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::ui
     const LaunchShape s = launch_shape(ctx, KernelFamily::stencil, dtype_of<T>::value);
     // CPUs: the fused product takes a contiguous run of points per work-item (stencil.kernel).
     const bool runs = ctx.device().type() == DeviceType::cpu;
-    const std::string key = fmt::format("{}|d{}|{}{}", sparse::detail::spmv_key<T, std::int32_t>("laplacian"), dim,
-                                        s.key(), runs ? "|runs" : "");
+    // Built by appends: a solver calls this every iteration.
+    static const std::string family = sparse::detail::spmv_key<T, std::int32_t>("laplacian");
     const char* name = partial ? "xgpu_laplacian_dot" : "xgpu_laplacian";
+    std::string key = family;
+    key.append("|d").append(std::to_string(dim)).append("|").append(s.key()).append(runs ? "|runs|" : "|").append(name);
     const Kernel k = detail::generated_kernel(
-        ctx, key + '|' + name,
+        ctx, key,
         [&] {
             return codegen::fill("stencil.kernel", {{"spmv_h", sparse::detail::spmv_support<T, std::int32_t>()},
                                                     {"group_size", std::to_string(s.group_size)},
