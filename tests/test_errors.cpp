@@ -1,5 +1,6 @@
 // Errors on every backend: each names the problem, is thrown before any work is enqueued, and
 // leaves the user's data and the context intact.
+#include <cmath>
 #include <cstring>
 
 #include "support.hpp"
@@ -86,6 +87,69 @@ TEST_CASE("a launch with a wrong argument list throws before anything runs, nami
         std::vector<float> back(256);
         q.read(d, back.data(), 1024);
         CHECK(back == v); // nothing ran
+    }
+}
+
+TEST_CASE("a kernel's own work-group limit is known, and a launch past it throws before anything runs") {
+    // 96 values live at once in each work-item: on GPUs the registers lower the kernel's limit
+    // below the device's.
+    static const char* src = R"(
+        #define W 96
+        XGPU_KERNEL void heavy(XGPU_GLOBAL const float* a, XGPU_GLOBAL float* out) {
+            const size_t i = XGPU_GLOBAL_ID(0);
+            float v[W];
+            #pragma unroll
+            for (int k = 0; k < W; ++k) v[k] = a[i * W + k];
+            float s = 0.0f;
+            #pragma unroll
+            for (int k = 0; k < W; ++k) {
+                #pragma unroll
+                for (int j = k; j < W; ++j) s += v[k] * v[j];
+            }
+            out[i] = s;
+        }
+    )";
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        auto q = ctx.queue();
+        auto k = ctx.compile(src).kernel("heavy");
+        const std::size_t most = k.max_group_size(), device = ctx.device().info().max_work_group_size;
+        INFO("kernel limit " << most << ", device limit " << device);
+        REQUIRE(most > 0); // both backends report it
+        if (device) CHECK(most <= device);
+        // A launch at a work-group size within the limit computes the right sums.
+        std::size_t g = 1;
+        while (g * 2 <= most && g < 64)
+            g *= 2;
+        const std::size_t n = 4 * g, w = 96;
+        const auto v = random_vector<float>(n * w, -1, 1);
+        const auto junk = random_vector<float>(n, -1, 1);
+        auto a = ctx.alloc(n * w * 4), out = ctx.alloc(n * 4);
+        q.write(a, v.data(), n * w * 4);
+        q.write(out, junk.data(), n * 4);
+        if (most < device) {
+            std::size_t over = 1;
+            while (over <= most)
+                over *= 2;
+            if (over <= device) {
+                CHECK_THROWS_WITH(k.launch(q, Grid{over * 2, over}, a, out),
+                                  Contains("heavy") && Contains("this kernel's maximum"));
+                std::vector<float> back(n);
+                q.read(out, back.data(), n * 4);
+                CHECK(back == junk); // nothing ran
+            }
+        }
+        k.launch(q, Grid{n, g}, a, out);
+        std::vector<float> got(n);
+        q.read(out, got.data(), n * 4);
+        for (std::size_t i = 0; i < n; ++i) {
+            double s = 0, mag = 0;
+            for (std::size_t p = 0; p < w; ++p)
+                for (std::size_t r = p; r < w; ++r) {
+                    s += double(v[i * w + p]) * v[i * w + r];
+                    mag += std::abs(double(v[i * w + p]) * v[i * w + r]);
+                }
+            CHECK(std::abs(got[i] - s) <= 1e-5 * mag + 1e-6);
+        }
     }
 }
 

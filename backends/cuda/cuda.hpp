@@ -174,6 +174,7 @@ class Kernel final : public detail::KernelImpl {
 public:
     Kernel(std::string name, std::shared_ptr<Module> m, CUfunction f);
     int num_args() override { return args; }
+    std::size_t max_group_size() override { return max_threads; }
     // Lets launches use `bytes` of dynamic shared memory: beyond 48 KiB a kernel must opt in.
     void allow_shared_memory(std::size_t bytes);
 

@@ -63,8 +63,10 @@ ImageLimits image_limits(const cl::Device& d);
 
 class Kernel final : public detail::KernelImpl {
 public:
-    Kernel(std::string name, cl::Kernel k);
+    Kernel(std::string name, cl::Kernel k, const cl::Device& device);
     int num_args() override { return args; }
+    std::size_t max_group_size() override { return max_group; }
+    std::size_t max_group = 0; // CL_KERNEL_WORK_GROUP_SIZE on the program's device; 0 where unknown
     // Each parameter as the driver describes it (-cl-kernel-arg-info), or empty where it cannot:
     // what a launch argument is checked against before any is set.
     struct Param {

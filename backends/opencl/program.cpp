@@ -29,7 +29,10 @@ std::size_t builtin_size(std::string t) {
 }
 } // namespace
 
-Kernel::Kernel(std::string name, cl::Kernel k) : KernelImpl(std::move(name)), kernel(std::move(k)) {
+Kernel::Kernel(std::string name, cl::Kernel k, const cl::Device& device)
+    : KernelImpl(std::move(name)), kernel(std::move(k)) {
+    std::size_t group = 0;
+    if (kernel.getWorkGroupInfo(device, CL_KERNEL_WORK_GROUP_SIZE, &group) == CL_SUCCESS) max_group = group;
     cl_uint n = 0;
     if (kernel.getInfo(CL_KERNEL_NUM_ARGS, &n) != CL_SUCCESS) return;
     args = int(n);
@@ -156,7 +159,13 @@ std::shared_ptr<detail::KernelImpl> Program::create_kernel(const std::string& na
     cl::Kernel k(program, name.c_str(), &err);
     if (err == CL_INVALID_KERNEL_NAME) return nullptr;
     check(err, "clCreateKernel", name);
-    return std::make_shared<Kernel>(name, std::move(k));
+    // A program is built for its context's one device.
+    std::vector<cl::Device> devices;
+    check(program.getInfo(CL_PROGRAM_DEVICES, &devices), "clGetProgramInfo", "CL_PROGRAM_DEVICES");
+    if (devices.empty())
+        throw BackendError(fmt::format("xgpu: the program holding kernel '{}' has no device", name),
+                           {"opencl", "clGetProgramInfo", 0, ""});
+    return std::make_shared<Kernel>(name, std::move(k), devices.front());
 }
 
 std::vector<std::string> Program::kernel_names() {

@@ -47,6 +47,10 @@ int Kernel::num_args() const {
     return impl_ ? impl_->num_args() : -1;
 }
 
+std::size_t Kernel::max_group_size() const {
+    return impl_ ? impl_->max_group_size() : 0;
+}
+
 namespace {
 
 void check_grid(const std::string& kernel, const Grid& grid, const DeviceInfo& dev) {
@@ -138,6 +142,13 @@ void Kernel::launch_args(const Queue& queue, const Grid& grid, std::span<const d
         throw InvalidArgument(fmt::format("xgpu: launch of '{}': {} bytes of local memory requested, the device has {}",
                                           impl_->name, local_bytes, dev.local_memory));
     check_grid(impl_->name, grid, dev);
+    if (const std::size_t most = impl_->max_group_size(); most && !grid.local.empty() && grid.local.total() > most)
+        throw InvalidArgument(
+            fmt::format("xgpu: launch of '{}': work-group size {} ({} work-items) exceeds this kernel's maximum of {} "
+                        "on {} (the device allows {}; the compiled kernel's registers or local memory lower it)",
+                        impl_->name, grid.local.str(), grid.local.total(), most, q.context->device().name(),
+                        dev.max_work_group_size),
+            {dev.backend, "launch", 0, ""});
     if (grid.global.total() == 0) return; // nothing to run
     for (const auto& a : args) {
         if (a.kind == detail::KernelArg::Kind::buffer) detail::record_use(*a.buffer, queue.impl());

@@ -78,6 +78,13 @@ public:
     const std::string& name() const;
     // Number of parameters the kernel declares, or -1 where the backend cannot tell.
     int num_args() const;
+    // The most work-items a work-group of this kernel may hold on its device: the device's limit
+    // lowered by what the compiled kernel needs (registers, local memory), as CUDA's max threads
+    // per block and OpenCL's CL_KERNEL_WORK_GROUP_SIZE report it (PyCUDA's
+    // Function.max_threads_per_block, PyOpenCL's get_work_group_info(WORK_GROUP_SIZE)); launches
+    // with larger work-groups throw InvalidArgument before anything is enqueued. 0 where the
+    // driver cannot tell.
+    std::size_t max_group_size() const;
 
     // Enqueues the kernel over `grid` with the given arguments (Buffer, Local, scalars, or images:
     // Image::sampled, Image::writable).

@@ -88,6 +88,10 @@ public:
     virtual ~KernelImpl() = default;
     // Parameters the kernel declares, or -1 where unknown.
     virtual int num_args() = 0;
+    // The most work-items a work-group of this kernel may hold on its device, its registers and
+    // local memory considered (CUDA: max threads per block; OpenCL: CL_KERNEL_WORK_GROUP_SIZE);
+    // 0 where the driver cannot tell.
+    virtual std::size_t max_group_size() = 0;
     const std::string name;
     const ContextImpl* context = nullptr; // set by the neutral layer at lookup
 };
