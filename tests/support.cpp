@@ -19,7 +19,8 @@ const std::vector<Context>& contexts() {
         }
         if (out.empty()) throw Error("no xgpu backend is available to test on");
         std::atexit([] {
-            for (const auto& c : contexts()) c.queue().finish();
+            for (const auto& c : contexts())
+                c.queue().finish();
         });
         return out;
     }());
