@@ -441,17 +441,17 @@ XGPU_DEVICE_FN void dg_face_fluxes(const int32_t k, const int32_t e, const int32
     }
 }
 
-#if SB
-/* Lift rows in registers: work-item l is node n of element slot e and keeps row n of LIFT (NFN
- * values) in registers, then takes SB batches of EPB elements (a work-group: SB * EPB consecutive
- * elements); a step of the lift costs 3 local loads (the same address for an element's
- * work-items) for 3 multiply-adds, no matrix load. */
 XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT liftT,
                             XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
                             XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
                             XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
     XGPU_LOCAL T f_hx[EPB * NFN], f_hy[EPB * NFN], f_ez[EPB * NFN];
     const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
+#if SB
+    /* Lift rows in registers: work-item l is node n of element slot e and keeps row n of LIFT (NFN
+     * values) in registers, then takes SB batches of EPB elements (a work-group: SB * EPB consecutive
+     * elements); a step of the lift costs 3 local loads (the same address for an element's
+     * work-items) for 3 multiply-adds, no matrix load. */
     T lr[NFN];
 #pragma unroll
     for (int32_t j = 0; j < NFN; ++j)
@@ -477,14 +477,7 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
             rhs[2 * KNP + g] += a_ez;
         }
     }
-}
 #else
-XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT liftT,
-                            XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
-                            XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
-                            XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
-    XGPU_LOCAL T f_hx[EPB * NFN], f_hy[EPB * NFN], f_ez[EPB * NFN];
-    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
     const int32_t k = (int32_t)XGPU_GROUP_ID(0) * EPB + e, g = k * NP + n;
 #if MAT_LOCAL
     XGPU_LOCAL T s_lift[NFN * NP];
@@ -504,8 +497,8 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
     rhs[g] += a_hx;
     rhs[KNP + g] += a_hy;
     rhs[2 * KNP + g] += a_ez;
-}
 #endif
+}
 
 /* One stage of the low-storage RK: res = a res + dt rhs; q += b res (all three fields at once). */
 XGPU_KERNEL void dg_update(const int32_t n, const T a, const T b, const T dt, XGPU_GLOBAL T* XGPU_RESTRICT q,
