@@ -249,6 +249,57 @@ TEST_CASE("norms, vdot, views and fused expressions") {
     }
 }
 
+// Complex sums, dots (either factor conjugated) and norms of arrays long enough for every
+// work-item of a CPU's blocked shape to take whole vector steps from each part of its block and a
+// scalar rest (the interleaved-parts path of reductions on CPUs), and maps outside that path.
+template <class R> void complex_streams(const Context& ctx) {
+    using C = std::complex<R>;
+    using L = std::complex<long double>;
+    const std::size_t n = (std::size_t(1) << 20) + 37;
+    const auto re = random_vector<R>(2 * n, -1, 1);
+    std::vector<C> ha(n), hb(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        ha[i] = C(re[i], re[n + i]);
+        hb[i] = C(re[n + i] * R(0.5), -re[i]);
+    }
+    L s = 0, d = 0, va = 0, vb = 0, vv = 0, aa = 0, twice = 0;
+    long double n2 = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const L a(ha[i].real(), ha[i].imag()), b(hb[i].real(), hb[i].imag());
+        s += a;
+        d += a * b;
+        va += std::conj(a) * b;
+        vb += a * std::conj(b);
+        vv += std::conj(a) * std::conj(b);
+        aa += a * a;
+        twice += a * L(2);
+        n2 += std::norm(a);
+    }
+    const R tol = std::is_same_v<R, float> ? R(1e-4) : R(1e-12);
+    const auto close = [&](C got, L want, long double scale) {
+        INFO("got " << got << " want " << C(R(want.real()), R(want.imag())));
+        CHECK(std::abs(L(got.real(), got.imag()) - want) <= tol * scale);
+    };
+    const long double scale = std::sqrt(n2) * std::sqrt((long double)n); // bounds every sum above
+    auto a = to_device(ctx, ha), b = to_device(ctx, hb);
+    close(sum(a).get(), s, scale);
+    close(dot(a, b).get(), d, scale);
+    close(vdot(a, b).get(), va, scale);
+    close(dot(a, conj(b)).get(), vb, scale);
+    close(dot(conj(a), conj(b)).get(), vv, scale);
+    close(dot(a, a).get(), aa, scale);
+    close(sum(conj(a)).get(), std::conj(s), scale);
+    close(sum(a * C(2)).get(), twice, scale); // not a plain stream: the general path
+    CHECK(double(norm(a).get()) == Approx(double(std::sqrt(n2))).epsilon(double(tol)));
+}
+
+TEST_CASE("complex sums, dots and norms of large arrays against a long double reference") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        complex_streams<float>(ctx);
+        if (ctx.device().has_fp64()) complex_streams<double>(ctx);
+    }
+}
+
 TEST_CASE("device scalars feed later expressions without a host round trip") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const auto h = random_vector<float>(4096, 0.5f, 2.0f);
