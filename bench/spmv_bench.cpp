@@ -232,6 +232,41 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
             {std::string("spmv ") + xgpu::sparse::name(f) + " (" + xgpu::sparse::name(plan.format) + ", " + shape + ")",
              [&a, &x, &y, f] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); }, bytes, 2 * nnz, true});
     }
+    // A bound for every CSR format: sum val[k] * x[col[k]] over all entries (values and indices
+    // coalesced, eight entries in flight per work-item, no rows), counted with the SpMV's bytes so
+    // its GB/s is the most any SpMV that reads x entry by entry can reach on this matrix. On a
+    // matrix whose columns scatter over an x beyond the caches it is the gathers' rate.
+    if (!cpu) {
+        const unsigned gwg = 256;
+        const std::size_t ggroups = std::size_t(std::max(1u, ctx.device().info().compute_units)) * 8;
+        auto sums = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {ggroups * gwg}));
+        const xgpu::Kernel entries = ctx.compile(R"(
+XGPU_KERNEL void entries_bound(XGPU_GLOBAL const int* col, XGPU_GLOBAL const double* val,
+                               XGPU_GLOBAL const double* x, XGPU_GLOBAL double* out, const uint64_t nnz) {
+    const uint64_t t = XGPU_GLOBAL_ID(0), threads = XGPU_GLOBAL_SIZE(0);
+    double s = 0;
+    for (uint64_t base = t; base < nnz; base += 8 * threads) {
+        int c[8];
+        double v[8];
+        for (int q = 0; q < 8; ++q) {
+            const uint64_t k = base + (uint64_t)q * threads;
+            c[q] = k < nnz ? col[k] : -1;
+            v[q] = k < nnz ? val[k] : 0.0;
+        }
+        for (int q = 0; q < 8; ++q)
+            if (c[q] >= 0) s += v[q] * x[c[q]];
+    }
+    out[t] = s;
+}
+)").kernel("entries_bound");
+        table.push_back({"bound: sum of val[k] * x[col[k]] over the entries, no rows (SpMV bytes counted)",
+                         [&ctx, &a, &x, entries, sums, ggroups, gwg] {
+                             entries.launch(ctx.queue(), xgpu::Grid{ggroups * gwg, gwg}, a.col_idx().buffer(),
+                                            a.values().buffer(), x.buffer(), sums->buffer(),
+                                            std::uint64_t(a.nnz()));
+                         },
+                         bytes, 2 * nnz, true});
+    }
     // The product with the dot product x.y fused in (what classic CG runs: Csr::apply_dot), with as
     // many work-groups as the solvers give it (4 a compute unit on CPUs, 8 on GPUs) and with one
     // pass of the rows (a work-group per block of rows, as the plain kernel launches).
