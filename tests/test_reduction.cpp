@@ -90,6 +90,14 @@ template <class T> void sums_and_dots(const Context& ctx) {
         for (const auto& v : h)
             scale += magnitude(v);
         check_close<S>(sum(x).get(), host_sum<S>(h), scale, n);
+        if (ctx.device().has_fp64() || sizeof(T) == 4 && !std::is_integral_v<T>) {
+            long double squares = 0;
+            for (const auto& v : h)
+                squares += (long double)magnitude(v) * (long double)magnitude(v);
+            const double want = std::sqrt(double(squares));
+            const double tol = sizeof(decltype(norm(x).get())) == 4 ? 1e-5 : 1e-13;
+            CHECK(double(norm(x).get()) == Approx(want).epsilon(tol).margin(1e-300));
+        }
         if constexpr (!std::is_same_v<T, bool>) {
             using D = typename decltype(dot(x, y))::value_type;
             std::vector<D> prod(n);
@@ -124,7 +132,7 @@ TEST_CASE("sum and dot of many sizes for every numeric type") {
     }
 }
 
-TEST_CASE("sums of 8- and 16-bit integers at their extremes are exact in 64 bits") {
+TEST_CASE("sums and norms of 8- and 16-bit integers at their extremes are exact") {
     // Every element at the type's most negative or largest value: CPUs add these in 32-bit lanes
     // for bounded runs before widening (reduction.cpp, narrow_steps), which must neither overflow
     // nor lose the sign. Sizes leave a ragged end after the vector steps.
@@ -140,6 +148,13 @@ TEST_CASE("sums of 8- and 16-bit integers at their extremes are exact in 64 bits
             CHECK(static_cast<unsigned long long>(sum(full<std::uint16_t>(ctx, {n}, std::uint16_t(65535))).get()) ==
                   65535ULL * n);
             CHECK(static_cast<long long>(sum(full<bool>(ctx, {n}, true)).get()) == nn);
+            // norm2 of 8-bit elements (a float32 result): CPUs square them as 32-bit integers for
+            // bounded runs, so the sum is exact and the result the root correctly rounded.
+            CHECK(norm(full<std::int8_t>(ctx, {n}, std::int8_t(-128))).get() ==
+                  Approx(std::sqrt(16384.0 * double(n))).epsilon(2e-7));
+            CHECK(norm(full<std::uint8_t>(ctx, {n}, std::uint8_t(255))).get() ==
+                  Approx(std::sqrt(65025.0 * double(n))).epsilon(2e-7));
+            CHECK(norm(full<bool>(ctx, {n}, true)).get() == Approx(std::sqrt(double(n))).epsilon(2e-7));
         }
     }
 }

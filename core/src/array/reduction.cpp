@@ -262,6 +262,10 @@ struct VectorOf {
     // Sums of 8- and 16-bit integers into 64 bits: lanes of this 32-bit type take the elements for
     // a bounded run of steps (narrow_steps: no lane can overflow), then join the 64-bit lanes.
     std::optional<DType> narrow = std::nullopt;
+    // Where set, the lanes compute this map in the narrow type instead (norm2 of 8-bit elements:
+    // their squares as integers, exact), for runs of narrow_run steps.
+    std::string narrow_map = {};
+    unsigned narrow_run = 0;
 };
 
 // Steps a 32-bit lane can take of elements of `bytes` bytes (at most 2^(8 bytes) - 1 each in
@@ -293,6 +297,10 @@ std::optional<VectorOf> vector_type(ReduceOp op, DType t) {
     case ReduceOp::max: return VectorOf{t, bytes};
     case ReduceOp::any:
     case ReduceOp::all: return VectorOf{DType::int32, bytes};
+    case ReduceOp::norm2:
+        if (bytes == 1 && kind(t) != Kind::floating) // squares of at most 2^16: 2^15 steps fit in 31 bits
+            return VectorOf{norm_type(t), bytes, std::nullopt, DType::int32, "((int)v * (int)v)", 1u << 15};
+        return VectorOf{norm_type(t), bytes};
     default: return VectorOf{norm_type(t), bytes};
     }
 }
@@ -353,7 +361,9 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
                           across * lanes));
     const unsigned step = across * lanes;
     if (narrow) {
-        const std::uint64_t run = std::uint64_t(narrow_steps(vector_of->element_bytes)) * step;
+        const std::uint64_t run =
+            std::uint64_t(vector_of->narrow_run ? vector_of->narrow_run : narrow_steps(vector_of->element_bytes)) *
+            step;
         loop.open(fmt::format("for (uint64_t xgpu_c = j; xgpu_c < j + xgpu_part; xgpu_c += {})", run));
         std::string narrow_names;
         for (unsigned u = 0; u < vectors; ++u)
@@ -370,12 +380,13 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
         std::string lane_names;
         for (unsigned k = 0; k < lanes; ++k)
             lane_names += fmt::format("{}xgpu_l{}", k ? ", " : "", k);
-        loop.line("ACC " + lane_names + ";");
+        const bool narrow_lanes = !vector_of->narrow_map.empty();
+        loop.line((narrow_lanes ? std::string(vector_base(*narrow)) : std::string("ACC")) + " " + lane_names + ";");
         for (unsigned k = 0; k < lanes; ++k) {
             loop.open().line(fmt::format("const uint64_t i = xgpu_k + {} * xgpu_part + {}; (void)i;", u % streams,
                                          u / streams * lanes + k));
             loop.raw(element);
-            loop.line(fmt::format("xgpu_l{} = {};", k, s.map)).close();
+            loop.line(fmt::format("xgpu_l{} = {};", k, narrow_lanes ? vector_of->narrow_map : s.map)).close();
         }
         for (std::size_t f = 0; f < parts.size(); ++f) {
             std::string lane_fields;
