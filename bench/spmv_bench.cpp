@@ -258,12 +258,12 @@ XGPU_KERNEL void entries_bound(XGPU_GLOBAL const int* col, XGPU_GLOBAL const dou
     }
     out[t] = s;
 }
-)").kernel("entries_bound");
+)")
+                                         .kernel("entries_bound");
         table.push_back({"bound: sum of val[k] * x[col[k]] over the entries, no rows (SpMV bytes counted)",
                          [&ctx, &a, &x, entries, sums, ggroups, gwg] {
                              entries.launch(ctx.queue(), xgpu::Grid{ggroups * gwg, gwg}, a.col_idx().buffer(),
-                                            a.values().buffer(), x.buffer(), sums->buffer(),
-                                            std::uint64_t(a.nnz()));
+                                            a.values().buffer(), x.buffer(), sums->buffer(), std::uint64_t(a.nnz()));
                          },
                          bytes, 2 * nnz, true});
     }
@@ -335,17 +335,20 @@ int main(int argc, char** argv) try {
         extra.push_back({"matrix-free 5-point stencil (x and y counted)", [&] { lap.apply(x, y); }, vbytes, flops});
         if (!cpu) // the same kernel under other shapes: work-group size, points walked per work-item
             for (unsigned g : {128u, 256u, 512u})
-                for (unsigned walk : {1u, 2u, 4u, 8u, 16u}) {
-                    xgpu::LaunchShape shape;
-                    shape.group_size = g;
-                    shape.items = walk;
-                    extra.push_back({"matrix-free 5-point stencil, shape " + shape.key(),
-                                     [&lap, &x, &y, shape] {
-                                         xgpu::LaunchShapeScope scope(xgpu::KernelFamily::stencil, shape);
-                                         lap.apply(x, y);
-                                     },
-                                     vbytes, flops});
-                }
+                for (unsigned walk : {1u, 2u, 4u, 8u, 16u})
+                    for (bool staged : {false, true}) { // staged: neighbours in a line through local memory
+                        if (staged && (walk == 1 || walk == 16)) continue;
+                        xgpu::LaunchShape shape;
+                        shape.group_size = g;
+                        shape.items = walk;
+                        shape.staged = staged;
+                        extra.push_back({"matrix-free 5-point stencil, shape " + shape.key(),
+                                         [&lap, &x, &y, shape] {
+                                             xgpu::LaunchShapeScope scope(xgpu::KernelFamily::stencil, shape);
+                                             lap.apply(x, y);
+                                         },
+                                         vbytes, flops});
+                    }
         run(ctx, "poisson" + std::to_string(n), h, host_ms, s, std::move(extra));
     }
     if (p > 0) {

@@ -110,11 +110,16 @@ TEST_CASE("matrix-free Laplacians under every kind of launch shape") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const std::int64_t nx = 2 + std::int64_t(test::rng()() % 90), ny = 1 + std::int64_t(test::rng()() % 40);
         const std::int64_t nz = 1 + std::int64_t(test::rng()() % 9);
-        for (const auto& [g, walk] :
-             {std::pair{64u, 1u}, std::pair{32u, 3u}, std::pair{128u, 16u}, std::pair{96u, 5u}, std::pair{16u, 64u}}) {
+        // Staged: neighbours within a line through local memory, in the work-groups whose walk and
+        // line segment lie inside the grid (the others as before).
+        for (const auto& [g, walk, staged] :
+             {std::tuple{64u, 1u, false}, std::tuple{32u, 3u, false}, std::tuple{128u, 16u, false},
+              std::tuple{96u, 5u, false}, std::tuple{16u, 64u, false}, std::tuple{16u, 3u, true},
+              std::tuple{8u, 1u, true}, std::tuple{32u, 4u, true}, std::tuple{24u, 2u, true}}) {
             LaunchShape shape;
             shape.group_size = g;
             shape.items = walk;
+            shape.staged = staged;
             LaunchShapeScope scope(KernelFamily::stencil, shape);
             INFO("shape " << shape.key() << ", grid " << nx << " x " << ny << " x " << nz);
             check(ctx, Laplacian2D<double>(ctx, nx, ny), {nx, ny});
@@ -165,6 +170,15 @@ TEST_CASE("operators fuse a dot product into their product (apply_dot)") {
             shape.items = 3;
             LaunchShapeScope scope(KernelFamily::stencil, shape);
             check_fused(ctx, Laplacian2D<double>(ctx, nx, ny), 5);
+            check_fused(ctx, Laplacian3D<double>(ctx, nx, 4, 7), 2);
+        }
+        {
+            LaunchShape shape; // staged: a barrier in each share the work-groups loop over
+            shape.group_size = 8;
+            shape.items = 2;
+            shape.staged = true;
+            LaunchShapeScope scope(KernelFamily::stencil, shape);
+            check_fused(ctx, Laplacian2D<double>(ctx, nx, ny), 3);
             check_fused(ctx, Laplacian3D<double>(ctx, nx, 4, 7), 2);
         }
         // Formats without the fused kernel decline, having done nothing.

@@ -161,8 +161,8 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
         bad_shape(f, s,
                   "scan tiles take 2 to 1024 work-items and 2^20 elements at most, neither blocked nor "
                   "whole_groups");
-    if (f == KernelFamily::stencil && (s.items > 64 || s.staged || s.blocked || s.whole_groups))
-        bad_shape(f, s, "stencils walk 1 to 64 points per work-item, neither staged, blocked nor whole_groups");
+    if (f == KernelFamily::stencil && (s.items > 64 || s.blocked || s.whole_groups))
+        bad_shape(f, s, "stencils walk 1 to 64 points per work-item, neither blocked nor whole_groups");
     if (f == KernelFamily::scan) {
         const std::size_t limit = codegen::static_local_limit(d),
                           bytes = scan_local_bytes(s.group_size, s.items, s.staged, type, segmented);

@@ -52,6 +52,15 @@ void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::ui
     const bool runs = ctx.device().type() == DeviceType::cpu;
     // Built by appends: a solver calls this every iteration.
     static const std::string family = sparse::detail::spmv_key<T, std::int32_t>("laplacian");
+    // Staged: the tile of XGPU_WALK lines beside the fused product's tree of partial sums.
+    if (s.staged) {
+        const std::size_t bytes = (std::size_t(s.items) * (s.group_size + 2) + s.group_size) * sizeof(T);
+        if (bytes > codegen::static_local_limit(ctx.device().info()))
+            throw InvalidArgument(fmt::format("xgpu: launch shape {} for stencil kernels needs {} bytes of local "
+                                              "memory, more than the {} of {}",
+                                              s.key(), bytes, codegen::static_local_limit(ctx.device().info()),
+                                              ctx.device().name()));
+    }
     const char* name = partial ? "xgpu_laplacian_dot" : "xgpu_laplacian";
     std::string key = family;
     key.append("|d").append(std::to_string(dim)).append("|").append(s.key()).append(runs ? "|runs|" : "|").append(name);
@@ -63,7 +72,8 @@ void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::ui
                                                     {"walk", std::to_string(s.items)},
                                                     {"dim", std::to_string(dim)},
                                                     {"half", std::to_string(half_of(s.group_size))},
-                                                    {"runs", runs ? "1" : "0"}});
+                                                    {"runs", runs ? "1" : "0"},
+                                                    {"staged", s.staged ? "1" : "0"}});
         },
         name);
     // Work-groups: across the fastest dimension, times the rows (3-D), times the walks.
