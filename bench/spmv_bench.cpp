@@ -233,40 +233,45 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
              [&a, &x, &y, f] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); }, bytes, 2 * nnz, true});
     }
     // A bound for every CSR format: sum val[k] * x[col[k]] over all entries (values and indices
-    // coalesced, eight entries in flight per work-item, no rows), counted with the SpMV's bytes so
+    // coalesced, 8 or 16 entries in flight per work-item, 8 or 32 work-groups of 256 a compute
+    // unit, no rows), counted with the SpMV's bytes so
     // its GB/s is the most any SpMV that reads x entry by entry can reach on this matrix. On a
     // matrix whose columns scatter over an x beyond the caches it is the gathers' rate.
-    if (!cpu) {
-        const unsigned gwg = 256;
-        const std::size_t ggroups = std::size_t(std::max(1u, ctx.device().info().compute_units)) * 8;
-        auto sums = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {ggroups * gwg}));
-        const xgpu::Kernel entries = ctx.compile(R"(
+    if (!cpu)
+        for (const auto& [flight, per_unit] :
+             {std::pair{8, 8}, std::pair{16, 8}, std::pair{8, 32}, std::pair{16, 32}}) {
+            const unsigned gwg = 256;
+            const std::size_t ggroups = std::size_t(std::max(1u, ctx.device().info().compute_units)) * per_unit;
+            auto sums = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {ggroups * gwg}));
+            const xgpu::Kernel entries = ctx.compile("#define FLIGHT " + std::to_string(flight) + R"(
 XGPU_KERNEL void entries_bound(XGPU_GLOBAL const int* col, XGPU_GLOBAL const double* val,
                                XGPU_GLOBAL const double* x, XGPU_GLOBAL double* out, const uint64_t nnz) {
     const uint64_t t = XGPU_GLOBAL_ID(0), threads = XGPU_GLOBAL_SIZE(0);
     double s = 0;
-    for (uint64_t base = t; base < nnz; base += 8 * threads) {
-        int c[8];
-        double v[8];
-        for (int q = 0; q < 8; ++q) {
+    for (uint64_t base = t; base < nnz; base += FLIGHT * threads) {
+        int c[FLIGHT];
+        double v[FLIGHT];
+        for (int q = 0; q < FLIGHT; ++q) {
             const uint64_t k = base + (uint64_t)q * threads;
             c[q] = k < nnz ? col[k] : -1;
             v[q] = k < nnz ? val[k] : 0.0;
         }
-        for (int q = 0; q < 8; ++q)
+        for (int q = 0; q < FLIGHT; ++q)
             if (c[q] >= 0) s += v[q] * x[c[q]];
     }
     out[t] = s;
 }
 )")
-                                         .kernel("entries_bound");
-        table.push_back({"bound: sum of val[k] * x[col[k]] over the entries, no rows (SpMV bytes counted)",
-                         [&ctx, &a, &x, entries, sums, ggroups, gwg] {
-                             entries.launch(ctx.queue(), xgpu::Grid{ggroups * gwg, gwg}, a.col_idx().buffer(),
-                                            a.values().buffer(), x.buffer(), sums->buffer(), std::uint64_t(a.nnz()));
-                         },
-                         bytes, 2 * nnz, true});
-    }
+                                             .kernel("entries_bound");
+            table.push_back(
+                {"bound: sum of val[k] * x[col[k]] over the entries, no rows (SpMV bytes counted), " +
+                     std::to_string(flight) + " in flight a work-item, " + std::to_string(ggroups) + " work-groups",
+                 [&ctx, &a, &x, entries, sums, ggroups, gwg] {
+                     entries.launch(ctx.queue(), xgpu::Grid{ggroups * gwg, gwg}, a.col_idx().buffer(),
+                                    a.values().buffer(), x.buffer(), sums->buffer(), std::uint64_t(a.nnz()));
+                 },
+                 bytes, 2 * nnz, true});
+        }
     // The product with the dot product x.y fused in (what classic CG runs: Csr::apply_dot), with as
     // many work-groups as the solvers give it (4 a compute unit on CPUs, 8 on GPUs) and with one
     // pass of the rows (a work-group per block of rows, as the plain kernel launches).
