@@ -89,7 +89,7 @@ bool verbose_from_env() {
 
 struct Settings {
     std::optional<std::int64_t> n2, n3;
-    std::string matrix, solver = "cg", precond = "none", format = "auto", fuse = "auto", try_formats = "auto";
+    std::string matrix, solver = "auto", precond = "none", format = "auto", fuse = "auto", try_formats = "auto";
     double tol = 1e-8;
     int check = 10, replace = 50, degree = 4;
     int repeat = 0; // timed solves after an untimed warm-up one (0: the one solve, timed)
@@ -146,7 +146,8 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     if (s.try_formats != "auto") o.try_forms = s.try_formats == "on";
     o.variant = s.solver == "pipecg"      ? CgVariant::pipelined
                 : s.solver == "pipecg-gv" ? CgVariant::ghysels_vanroose
-                                          : CgVariant::classic;
+                : s.solver == "cg"        ? CgVariant::classic
+                                          : CgVariant::automatic;
     const auto solve = [&](Array<double>& x) { return s.solver == "bicgstab" ? bicgstab(a, b, x, o) : cg(a, b, x, o); };
     Array<double> x = zeros<double>(ctx, {n});
     SolverReport r = solve(x);
@@ -211,8 +212,10 @@ int main(int argc, char** argv) {
     auto* om = app.add_option("--matrix", s.matrix, "a Matrix Market file")->check(CLI::ExistingFile);
     o2->excludes(o3)->excludes(om);
     o3->excludes(om);
-    app.add_option("--solver", s.solver, "cg, pipecg (Chronopoulos-Gear), pipecg-gv (Ghysels-Vanroose) or bicgstab")
-        ->check(CLI::IsMember({"cg", "pipecg", "pipecg-gv", "bicgstab"}))
+    app.add_option("--solver", s.solver,
+                   "auto (CG: pipelined on GPUs up to 2^19 unknowns, else classic), cg (classic), pipecg "
+                   "(Chronopoulos-Gear), pipecg-gv (Ghysels-Vanroose) or bicgstab")
+        ->check(CLI::IsMember({"auto", "cg", "pipecg", "pipecg-gv", "bicgstab"}))
         ->capture_default_str();
     app.add_option("--precond", s.precond, "none, jacobi or poly (Chebyshev)")
         ->check(CLI::IsMember({"none", "jacobi", "poly"}))

@@ -489,6 +489,37 @@ TEST_CASE("cg fuses a dot product into the operator's product where the operator
         }
 }
 
+TEST_CASE("cg's automatic variant: pipelined on GPUs for small systems, classic otherwise", "[solver]") {
+    CHECK(automatic_variant(1u << 16, DeviceType::gpu) == CgVariant::pipelined);
+    CHECK(automatic_variant(1u << 19, DeviceType::gpu) == CgVariant::pipelined);
+    CHECK(automatic_variant((1u << 19) + 1, DeviceType::gpu) == CgVariant::classic);
+    CHECK(automatic_variant(1u << 16, DeviceType::cpu) == CgVariant::classic);
+    CHECK(SolverOptions<double>{}.variant == CgVariant::automatic);
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 20 + std::int64_t(test::rng()() % 20);
+        const Laplacian2D<double> lap(ctx, m, m);
+        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
+        const auto b = to_device(ctx, hb);
+        SolverOptions<double> o; // automatic
+        Array<double> x;
+        const auto rep = cg(lap, b, x, o);
+        const bool pipelined = automatic_variant(std::uint64_t(m * m), ctx.device().type()) == CgVariant::pipelined;
+        CHECK(rep.method == (pipelined ? "pipelined cg" : "cg"));
+        CHECK(rep.converged());
+        // The same solve as the variant it picked, iteration for iteration.
+        o.variant = pipelined ? CgVariant::pipelined : CgVariant::classic;
+        Array<double> x2;
+        const auto same = cg(lap, b, x2, o);
+        CHECK(same.iterations == rep.iterations);
+        CHECK(same.method == rep.method);
+        // A zero right-hand side: x = 0 in no iterations, whatever the variant.
+        Array<double> z;
+        SolverOptions<double> oa;
+        const auto none = cg(lap, zeros<double>(ctx, {std::size_t(m * m)}), z, oa);
+        CHECK(none.iterations == 0);
+    }
+}
+
 TEST_CASE("cg tries the matrix's SpMV formats in its first iterations and keeps the fastest", "[solver]") {
     XGPU_FOR_EACH_CONTEXT(ctx)
     for (auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {

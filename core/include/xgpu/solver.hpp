@@ -51,7 +51,13 @@ enum class CgVariant {
     ghysels_vanroose, // Ghysels and Vanroose 2014: 1 kernel beside the operator (with Jacobi too), the
                       // reduction overlapping the product; more recurrences, so less stable on
                       // ill-conditioned matrices (residual replacement every replacement_interval)
+    automatic,        // pipelined on GPUs for systems of at most 2^19 unknowns, where launches cost more
+                      // than its extra vector traffic, classic otherwise (see automatic_variant)
 };
+// The variant `automatic` runs for n unknowns on a device of type `device` (H200, 2-D Poisson,
+// us per iteration, classic / pipelined: 23.5 / 21.5 at 256^2, 24.3 / 22.0 at 512^2, 55.8 / 58.7
+// at 1024^2; CPUs, where launches are cheap, always classic).
+CgVariant automatic_variant(std::uint64_t n, DeviceType device);
 
 struct SolverReport {
     std::string method; // "cg", "pipelined cg", "pipelined cg (ghysels-vanroose)", "bicgstab"
@@ -117,7 +123,7 @@ template <class T> struct SolverOptions {
     int check_interval = 10;          // k: the host looks at the residual every k iterations
     int ring_depth = 4;               // checks in flight: how far the host may run ahead of the device
     int replacement_interval = 50;    // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
-    CgVariant variant = CgVariant::classic;
+    CgVariant variant = CgVariant::automatic;
     // CG takes a dot product from the operator's product where the operator offers it
     // (FusedDotOperator in xgpu/operator.hpp): unset or true, wherever it can; false never.
     std::optional<bool> fused_dots;

@@ -210,14 +210,30 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
 } // namespace
 
 template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
-    const char* method = o.variant == CgVariant::classic ? "cg" : "pipelined cg";
+    const CgVariant variant = o.variant == CgVariant::automatic && !b.empty()
+                                  ? automatic_variant(std::uint64_t(b.size()), b.context().device().type())
+                              : o.variant == CgVariant::automatic ? CgVariant::classic
+                                                                  : o.variant;
+    const char* method = variant == CgVariant::classic ? "cg" : "pipelined cg";
     Prepared<T> p = krylov::prepare(method, a, b, x, o);
-    switch (o.variant) {
+    switch (variant) {
     case CgVariant::pipelined: return chronopoulos_gear(a, p, x, o);
     case CgVariant::ghysels_vanroose: return ghysels_vanroose(a, p, x, o);
     default: return classic(a, p, x, o);
     }
 }
+
+} // namespace xgpu::detail
+
+namespace xgpu {
+
+CgVariant automatic_variant(std::uint64_t n, DeviceType device) {
+    return device != DeviceType::cpu && n <= (std::uint64_t(1) << 19) ? CgVariant::pipelined : CgVariant::classic;
+}
+
+} // namespace xgpu
+
+namespace xgpu::detail {
 
 template SolverReport cg(const OperatorRef<float>&, const Array<float>&, Array<float>&, const SolverOptions<float>&);
 template SolverReport cg(const OperatorRef<double>&, const Array<double>&, Array<double>&,
