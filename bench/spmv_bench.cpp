@@ -352,15 +352,12 @@ int main(int argc, char** argv) try {
         if (!cpu) // the same kernel under other shapes: work-group size, points walked per work-item
             for (unsigned g : {128u, 256u, 512u})
                 for (unsigned walk : {1u, 2u, 4u, 8u, 16u})
-                    for (int form : {0, 1, 2}) { // 1 staged: neighbours in a line through local memory;
-                                                 // 2 pairs: two columns a work-item as vectors
-                        const bool staged = form == 1;
-                        if (form && (walk == 1 || walk == 16)) continue;
+                    for (bool staged : {false, true}) { // staged: neighbours in a line through local memory
+                        if (staged && (walk == 1 || walk == 16)) continue;
                         xgpu::LaunchShape shape;
                         shape.group_size = g;
                         shape.items = walk;
                         shape.staged = staged;
-                        shape.vector = form == 2 ? 2 : 1;
                         try { // a shape past the compiled kernel's work-group limit is refused: skipped
                             xgpu::LaunchShapeScope scope(xgpu::KernelFamily::stencil, shape);
                             lap.apply(x, y);

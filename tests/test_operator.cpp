@@ -112,34 +112,18 @@ TEST_CASE("matrix-free Laplacians under every kind of launch shape") {
         const std::int64_t nz = 1 + std::int64_t(test::rng()() % 9);
         // Staged: neighbours within a line through local memory, in the work-groups whose walk and
         // line segment lie inside the grid (the others as before).
-        // Pairs (vector 2): two neighbouring columns a work-item, as vectors where both lie inside
-        // the grid, nx is even and the walk inside the grid, else column by column.
-        for (const auto& [g, walk, staged, vector] :
-             {std::tuple{64u, 1u, false, 1u}, std::tuple{32u, 3u, false, 1u}, std::tuple{128u, 16u, false, 1u},
-              std::tuple{96u, 5u, false, 1u}, std::tuple{16u, 64u, false, 1u}, std::tuple{16u, 3u, true, 1u},
-              std::tuple{8u, 1u, true, 1u}, std::tuple{32u, 4u, true, 1u}, std::tuple{24u, 2u, true, 1u},
-              std::tuple{8u, 2u, false, 2u}, std::tuple{16u, 4u, false, 2u}, std::tuple{12u, 1u, false, 2u}}) {
+        for (const auto& [g, walk, staged] :
+             {std::tuple{64u, 1u, false}, std::tuple{32u, 3u, false}, std::tuple{128u, 16u, false},
+              std::tuple{96u, 5u, false}, std::tuple{16u, 64u, false}, std::tuple{16u, 3u, true},
+              std::tuple{8u, 1u, true}, std::tuple{32u, 4u, true}, std::tuple{24u, 2u, true}}) {
             LaunchShape shape;
             shape.group_size = g;
             shape.items = walk;
             shape.staged = staged;
-            shape.vector = vector;
             LaunchShapeScope scope(KernelFamily::stencil, shape);
             INFO("shape " << shape.key() << ", grid " << nx << " x " << ny << " x " << nz);
             check(ctx, Laplacian2D<double>(ctx, nx, ny), {nx, ny});
             check(ctx, Laplacian3D<double>(ctx, nx, ny, nz), {nx, ny, nz});
-            // An even width too, where the pairs take the vector path; and in float.
-            const std::int64_t even = nx + (nx & 1);
-            check(ctx, Laplacian2D<double>(ctx, even, ny), {even, ny});
-            check(ctx, Laplacian3D<double>(ctx, even, ny, nz), {even, ny, nz});
-            const auto hf = random_vector<float>(std::size_t(even * ny), -1.0f, 1.0f);
-            std::vector<double> hd(hf.begin(), hf.end()), zero(hd.size(), 0.0);
-            auto xf = to_device(ctx, hf), yf = zeros<float>(ctx, {hf.size()});
-            Laplacian2D<float>(ctx, even, ny).apply(xf, yf);
-            const auto want = host_laplacian({even, ny}, hd, zero, 1.0, 0.0);
-            const auto got = yf.get();
-            for (std::size_t i = 0; i < got.size(); ++i)
-                REQUIRE(std::abs(double(got[i]) - want[i]) <= 1e-5);
         }
         LaunchShape bad;
         bad.items = 65;
@@ -187,15 +171,6 @@ TEST_CASE("operators fuse a dot product into their product (apply_dot)") {
             LaunchShapeScope scope(KernelFamily::stencil, shape);
             check_fused(ctx, Laplacian2D<double>(ctx, nx, ny), 5);
             check_fused(ctx, Laplacian3D<double>(ctx, nx, 4, 7), 2);
-        }
-        {
-            LaunchShape shape; // pairs, an even width
-            shape.group_size = 8;
-            shape.items = 3;
-            shape.vector = 2;
-            LaunchShapeScope scope(KernelFamily::stencil, shape);
-            check_fused(ctx, Laplacian2D<double>(ctx, 2 * (nx / 2 + 1), ny), 3);
-            check_fused(ctx, Laplacian3D<double>(ctx, 2 * (nx / 2 + 1), 4, 7), 2);
         }
         {
             LaunchShape shape; // staged: a barrier in each share the work-groups loop over

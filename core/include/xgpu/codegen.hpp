@@ -41,8 +41,7 @@ struct LaunchShape {
                                // work-items only without the guard)
     unsigned vector = 1;       // elementwise: the vector width, consecutive elements a work-item
                                // takes per item (1, 2, 4 or 8), adjacent addresses the compiler may
-                               // load and store as one vector; stencils: 2 for two neighbouring
-                               // columns a work-item, loaded and stored as pairs
+                               // load and store as one vector
 
     // "g256i4", "g2i8192", "g256i16s", "g256i8b", "g256i1w", "g256i2v4": a readable key fragment.
     std::string key() const;

@@ -152,8 +152,8 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
         bad_shape(f, s, "whole guard-free work-groups take one item per work-item");
     if (f == KernelFamily::elementwise && s.vector != 1 && s.vector != 2 && s.vector != 4 && s.vector != 8)
         bad_shape(f, s, "the vector width of an elementwise kernel is 1, 2, 4 or 8");
-    if (f != KernelFamily::elementwise && f != KernelFamily::stencil && s.vector != 1)
-        bad_shape(f, s, "only elementwise and stencil kernels take a vector width");
+    if (f != KernelFamily::elementwise && s.vector != 1)
+        bad_shape(f, s, "only elementwise kernels take a vector width");
     if (f == KernelFamily::reduction && (s.items > 16 || s.staged || s.whole_groups))
         bad_shape(f, s, "reductions take 1 to 16 accumulators per work-item, neither staged nor whole_groups");
     if (f == KernelFamily::scan && (s.group_size < 2 || s.group_size > 1024 || s.blocked || s.whole_groups ||
@@ -161,10 +161,8 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
         bad_shape(f, s,
                   "scan tiles take 2 to 1024 work-items and 2^20 elements at most, neither blocked nor "
                   "whole_groups");
-    if (f == KernelFamily::stencil && (s.items > 64 || s.blocked || s.whole_groups || s.vector > 2))
-        bad_shape(f, s,
-                  "stencils walk 1 to 64 points per work-item, of one or two columns (vector 1 or 2), neither "
-                  "blocked nor whole_groups");
+    if (f == KernelFamily::stencil && (s.items > 64 || s.blocked || s.whole_groups))
+        bad_shape(f, s, "stencils walk 1 to 64 points per work-item, neither blocked nor whole_groups");
     if (f == KernelFamily::scan) {
         const std::size_t limit = codegen::static_local_limit(d),
                           bytes = scan_local_bytes(s.group_size, s.items, s.staged, type, segmented);

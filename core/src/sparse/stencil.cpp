@@ -61,9 +61,6 @@ void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::ui
                                               s.key(), bytes, codegen::static_local_limit(ctx.device().info()),
                                               ctx.device().name()));
     }
-    // Vector 2: two neighbouring columns a work-item (stencil.kernel, XGPU_PAIRS).
-    const bool pairs = s.vector == 2;
-    const std::uint64_t columns = std::uint64_t(s.group_size) * (pairs ? 2 : 1);
     const char* name = partial ? "xgpu_laplacian_dot" : "xgpu_laplacian";
     std::string key = family;
     key.append("|d").append(std::to_string(dim)).append("|").append(s.key()).append(runs ? "|runs|" : "|").append(name);
@@ -76,14 +73,13 @@ void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::ui
                                                     {"dim", std::to_string(dim)},
                                                     {"half", std::to_string(half_of(s.group_size))},
                                                     {"runs", runs ? "1" : "0"},
-                                                    {"staged", s.staged && !pairs ? "1" : "0"},
-                                                    {"pairs", pairs ? "1" : "0"},
-                                                    {"pair_type", sizeof(T) == 8 ? "double2" : "float2"}});
+                                                    {"staged", s.staged ? "1" : "0"}});
         },
         name);
     // Work-groups: across the fastest dimension, times the rows (3-D), times the walks.
     const std::uint64_t walk = dim == 3 ? nz : ny;
-    const std::uint64_t groups = (nx + columns - 1) / columns * (dim == 3 ? ny : 1) * ((walk + s.items - 1) / s.items);
+    const std::uint64_t groups =
+        (nx + s.group_size - 1) / s.group_size * (dim == 3 ? ny : 1) * ((walk + s.items - 1) / s.items);
     const Queue q = ctx.current_queue();
     const auto& xd = x.desc();
     const auto& yd = y.desc();
