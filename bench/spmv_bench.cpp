@@ -341,7 +341,6 @@ int main(int argc, char** argv) try {
         // The same with x.y fused (what CG runs), its work-groups looping over the walks: as many
         // as the device holds at once (8 a compute unit on GPUs), and more (H200, 2026-12-02: 3502,
         // 3609, 3757 GB/s at 8, 16, 32 a compute unit against 3929 for the plain product).
-        std::vector<std::shared_ptr<xgpu::Array<double>>> stencil_partials;
         const std::size_t cus = std::max(1u, ctx.device().info().compute_units);
         for (std::size_t per : cpu ? std::vector<std::size_t>{4} : std::vector<std::size_t>{8, 16, 32}) {
             auto partial = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {cus * per}));
