@@ -9,11 +9,19 @@
 //             same operator matrix-free (xgpu::Laplacian2D), counted as its vectors only;
 //   powerlaw  2^P rows whose lengths follow a Pareto law (shape 1.5, at least 2 entries: mean
 //             about 6, the longest tens of thousands), columns uniform at random, values in
-//             [-1, 1), all from a fixed seed (std::mt19937_64, so every run builds the same one).
+//             [-1, 1), all from a fixed seed (std::mt19937_64, so every run builds the same one);
+//   rmat      2^R rows and columns, the R-MAT graph generator of Chakrabarti, Zhan and Faloutsos
+//             (2004) with Graph500's quadrant probabilities (0.57, 0.19, 0.19, 0.05) and 8 x 2^R
+//             edges, each edge an entry (a row's repeated columns merged), values in [-1, 1), from
+//             fixed seeds: power-law rows and columns, and unlike powerlaw the columns of a row are
+//             not uniform: vertex labels are not permuted (Graph500 permutes them), so the
+//             high-degree vertices sit at low labels and x's hot entries stay in cache, as in a
+//             reordered real graph.
 //
-//   spmv-bench [--n N] [--p P] [--reps R] [--batch-ms B] [--triad T] [--save DIR]
+//   spmv-bench [--n N] [--p P] [--rmat R] [--reps R] [--batch-ms B] [--triad T] [--save DIR]
 //     N: grid side (default 4096 on GPUs, 1024 on CPUs; 0 skips it); P: log2 of the power-law rows (default
-//     24 on GPUs, 20 on CPUs; 0 skips it); R: timed rounds (default 21); B: the length a timed
+//     24 on GPUs, 20 on CPUs; 0 skips it); --rmat: log2 of the R-MAT rows (default 0: skipped);
+//     --reps: timed rounds (default 21); B: the length a timed
 //     sample aims at, in calls of the row's work (default 10 ms); T: log2 of the triad's length
 //     (default 25); --save: write each matrix's CSR arrays as raw files
 //     DIR/<name>.{row_ptr,col_idx,values} for the CuPy peer (bench/peers/cupy_spmv.py).
@@ -23,6 +31,7 @@
 // `y = x + 0.5*x` over the matrix's rows (on a CPU it may stay in the last-level cache). All rows
 // of a table are timed together in interleaved rounds (time_rows says how).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -30,10 +39,12 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <xgpu/array.hpp>
@@ -169,6 +180,112 @@ xgpu::sparse::HostCsr<double> powerlaw(std::int64_t rows) {
         }
         h.row_ptr.push_back(std::int32_t(h.col_idx.size()));
     }
+    return h;
+}
+
+// R-MAT (see the header): 8 x 2^scale edges, each edge's row and column chosen bit by bit from
+// the top, the quadrant drawn with probabilities a, b, c, d = 0.57, 0.19, 0.19, 0.05 (b: the
+// column's bit set, c: the row's, d: both). Edges are drawn in chunks of 2^20, chunk i from seed
+// i (splitmix64), so the matrix does not depend on how many threads draw it.
+xgpu::sparse::HostCsr<double> rmat(int scale) {
+    const std::int64_t n = std::int64_t(1) << scale, edges = 8 * n, chunk = std::int64_t(1) << 20;
+    auto splitmix = [](std::uint64_t& s) {
+        std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    };
+    std::vector<std::uint32_t> er(static_cast<std::size_t>(edges)), ec(static_cast<std::size_t>(edges));
+    const std::uint32_t ta = std::uint32_t(0.57 * 4294967296.0), tb = std::uint32_t(0.76 * 4294967296.0),
+                        tc = std::uint32_t(0.95 * 4294967296.0);
+    const std::int64_t chunks = (edges + chunk - 1) / chunk;
+    std::atomic<std::int64_t> next{0};
+    auto draw = [&] {
+        for (std::int64_t i; (i = next++) < chunks;) {
+            std::uint64_t st = 0x5eed0000ull + std::uint64_t(i);
+            for (std::int64_t e = i * chunk; e < std::min(edges, (i + 1) * chunk); ++e) {
+                std::uint32_t r = 0, c = 0;
+                for (int bit = scale - 1; bit >= 0; bit -= 2) {
+                    const std::uint64_t z = splitmix(st);
+                    for (int h = 0; h < 2 && bit - h >= 0; ++h) {
+                        const std::uint32_t u = std::uint32_t(z >> (32 * h));
+                        const std::uint32_t m = 1u << (bit - h);
+                        if (u >= ta) {
+                            if (u < tb)
+                                c |= m;
+                            else if (u < tc)
+                                r |= m;
+                            else
+                                r |= m, c |= m;
+                        }
+                    }
+                }
+                er[std::size_t(e)] = r;
+                ec[std::size_t(e)] = c;
+            }
+        }
+    };
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    {
+        std::vector<std::thread> pool;
+        for (unsigned t = 0; t < threads; ++t)
+            pool.emplace_back(draw);
+        for (auto& t : pool)
+            t.join();
+    }
+    // Rows: a counting sort by row, then each row's columns sorted and merged.
+    std::vector<std::int64_t> start(std::size_t(n + 1), 0);
+    for (auto r : er)
+        ++start[r + 1];
+    for (std::int64_t r = 0; r < n; ++r)
+        start[std::size_t(r + 1)] += start[std::size_t(r)];
+    std::vector<std::int32_t> cols(static_cast<std::size_t>(edges));
+    {
+        std::vector<std::int64_t> at(start.begin(), start.end() - 1);
+        for (std::int64_t e = 0; e < edges; ++e)
+            cols[std::size_t(at[er[std::size_t(e)]]++)] = std::int32_t(ec[std::size_t(e)]);
+    }
+    er.clear();
+    er.shrink_to_fit();
+    ec.clear();
+    ec.shrink_to_fit();
+    std::vector<std::int64_t> kept(std::size_t(n), 0);
+    next = 0;
+    auto merge = [&] {
+        for (std::int64_t i; (i = next++) < (n + 4095) / 4096;)
+            for (std::int64_t r = i * 4096; r < std::min(n, (i + 1) * 4096); ++r) {
+                auto b = cols.begin() + start[std::size_t(r)], e = cols.begin() + start[std::size_t(r + 1)];
+                std::sort(b, e);
+                kept[std::size_t(r)] = std::unique(b, e) - b;
+            }
+    };
+    {
+        std::vector<std::thread> pool;
+        for (unsigned t = 0; t < threads; ++t)
+            pool.emplace_back(merge);
+        for (auto& t : pool)
+            t.join();
+    }
+    xgpu::sparse::HostCsr<double> h;
+    h.rows = h.cols = n;
+    h.row_ptr.assign(1, 0);
+    h.row_ptr.reserve(std::size_t(n + 1));
+    std::int64_t total = 0;
+    for (auto k : kept)
+        total += k;
+    if (total > std::numeric_limits<std::int32_t>::max())
+        throw std::runtime_error("spmv-bench: the R-MAT matrix has too many entries for int32 indices");
+    h.col_idx.reserve(std::size_t(total));
+    for (std::int64_t r = 0; r < n; ++r) {
+        h.col_idx.insert(h.col_idx.end(), cols.begin() + start[std::size_t(r)],
+                         cols.begin() + start[std::size_t(r)] + kept[std::size_t(r)]);
+        h.row_ptr.push_back(std::int32_t(h.col_idx.size()));
+    }
+    std::mt19937_64 rng(20261202);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    h.values.resize(h.col_idx.size());
+    for (auto& v : h.values)
+        v = value(rng);
     return h;
 }
 
@@ -309,13 +426,15 @@ int main(int argc, char** argv) try {
     auto ctx = xgpu::Context::from_env();
     const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
     std::int64_t n = cpu ? 1024 : 4096;
-    int p = cpu ? 20 : 24;
+    int p = cpu ? 20 : 24, rmat_scale = 0;
     Settings s;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--n"))
             n = std::atoll(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--p"))
             p = std::atoi(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--rmat"))
+            rmat_scale = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--reps"))
             s.rounds = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--batch-ms"))
@@ -376,6 +495,11 @@ int main(int argc, char** argv) try {
     if (p > 0) {
         host_ms = ms_of([&] { h = powerlaw(std::int64_t(1) << p); });
         run(ctx, "powerlaw" + std::to_string(p), h, host_ms, s);
+    }
+    if (rmat_scale > 0) {
+        if (rmat_scale > 30) throw std::runtime_error("spmv-bench: --rmat takes 1 to 30");
+        host_ms = ms_of([&] { h = rmat(rmat_scale); });
+        run(ctx, "rmat" + std::to_string(rmat_scale), h, host_ms, s);
     }
     return 0;
 } catch (const std::exception& e) {
