@@ -47,6 +47,9 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 
 /* Within a warp (XGPU_HAS_WARP_SHUFFLE): lane i gets v of lane i + offset, all 32 lanes taking part */
 #define XGPU_SHUFFLE_DOWN(v, offset) __shfl_down_sync(0xffffffffu, (v), (offset))
+/* A barrier of the 32 lanes of a warp (their local memory writes visible to each other), all
+ * lanes taking part */
+#define XGPU_WARP_SYNC() __syncwarp()
 
 /* 16 bytes of private memory declared XGPU_ALIGNED16 stored at a global address in one store;
  * the caller checks the address with XGPU_IS_ALIGNED16 (a run of four floats or two doubles a
@@ -65,6 +68,26 @@ __device__ inline void xgpu_mma_m8n8k4_f64(double* d, const double a, const doub
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
         : "+d"(d[0]), "+d"(d[1])
         : "d"(a), "d"(b));
+}
+#endif
+/* The same for two node tiles at once (XGPU_HAS_MMA_F64_M16: sm_90 and later): D (16 x 8) +=
+ * A (16 x 4) B (4 x 8). Lane l = 4 g + t holds A[g][t] (a0), A[g + 8][t] (a1), B[t][g] and
+ * D[g][2 t], D[g][2 t + 1], D[g + 8][2 t], D[g + 8][2 t + 1] (d[0..3]). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define XGPU_HAS_MMA_F64_M16 1
+__device__ inline void xgpu_mma_m16n8k4_f64(double* d, const double a0, const double a1, const double b) {
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a0), "d"(a1), "d"(b));
+}
+/* D (16 x 8) += A (16 x 8) B (8 x 8): lane l = 4 g + t holds A[g][t], A[g + 8][t], A[g][t + 4],
+ * A[g + 8][t + 4] (a0..a3), B[t][g], B[t + 4][g] (b0, b1), D as above. */
+__device__ inline void xgpu_mma_m16n8k8_f64(double* d, const double a0, const double a1, const double a2,
+                                            const double a3, const double b0, const double b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
 }
 #endif
 
