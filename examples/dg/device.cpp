@@ -115,12 +115,15 @@ int default_nodes_per_item(int order, bool cpu) {
 // 18780 against 16390); in f64, whose constants cannot be immediate operands, form 1 wins at
 // N = 3 (7481 against 6632) and N = 5 (9807 against 8827), the rows at N = 6 (11350 against
 // 11058 tiled) and the tiled kernel at N = 7 (3 nodes of 2 elements: 10888 against 9140).
-// On the tensor cores (form 3, CUDA, f64, one batch a group): 8367 GFLOP/s at N = 4 (32
-// elements a group; NPW 2: 6854), 12536 at N = 6 (16; rows: 11310), 12023 at N = 7 (16; tiled:
-// 10892); at N = 3 and 5 form 1 stays ahead (6224 and 7950 against 7414 and 9283).
+// On the tensor cores (form 3, CUDA, f64; 2026-12-02, warps working alone, 16 x 8 x 8 products
+// on sm_90, B read from local memory at each step): 10235 GFLOP/s at N = 4 (4 batches of 32
+// elements; the earlier form 3: 8428), 10952 at N = 5 (1 of 16; form 1: 9581), 18057 at N = 6 (1
+// of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
+// ahead (7420 against 7047 for 4 batches of 32).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
     if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
-    if (f64 && mma && (order == 4 || order == 6 || order == 7)) return {1, order == 4 ? 32 : 16, 1, 3, 1};
+    if (f64 && mma && order >= 4 && order <= 7)
+        return {1, order == 5 || order == 6 ? 16 : 32, order == 4 ? 4 : 1, 3, 1};
     if (!f64 && order >= 3 && order <= 7) return {1, order == 3 || order == 5 ? 64 : 32, 0, 1, 1};
     if (f64 && (order == 3 || order == 5)) return {1, order == 3 ? 32 : 64, 0, 1, 1};
     if (f64 && order == 6) return {1, 3, 16, 0, 1};
@@ -183,7 +186,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     const VolumeShape shape = shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0, 0, 1}
                                           : default_volume_shape(ref.order, cpu, f64, f64 && has_mma_f64(info));
     vew_ = shape_given ? form : shape.vew;
-    vb_ = options_.volume_batches ? options_.volume_batches : vew_ == 3 ? 1 : vew_ ? 0 : shape.vb;
+    vb_ = options_.volume_batches ? options_.volume_batches : vew_ == 3 ? std::max(1, shape.vb) : vew_ ? 0 : shape.vb;
     npw_ = options_.nodes_per_item ? options_.nodes_per_item
            : vew_ == 2             ? (shape_given ? 4 : shape.npw)
            : vb_ || vew_           ? 1
@@ -289,7 +292,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     xgpu::tune::Space space;
     space.params = {{"NPW", {}},
                     {"VEPB", {1, 2, 4, 8, 16, 32, 64, 128}},
-                    {"VB", {0, 1, 4, 16}},
+                    {"VB", {0, 1, 2, 4, 16}},
                     {"VEW", {0, 1, 2, 3}},
                     {"EPW", {1, 2, 4}}};
     for (const std::int64_t w : {1, 2, 3, 4, 6})

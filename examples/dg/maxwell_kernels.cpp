@@ -217,16 +217,25 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #elif VEW == 3
 /* On the tensor cores (XGPU_HAS_MMA_F64: CUDA, sm_80 and later, f64): each warp takes 8 elements
  * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr U and
- * Ds U for its elements' three fields as 8 x 8 x 4 matrix products: node tiles of 8 rows, steps
- * of 4 columns, the elements as the 8 columns of B. drT holds Dr and Ds in the lanes' order of
- * the A operand, zero-padded to whole tiles (DeviceMaxwell's fragments, made on the host): lane
- * l's value of tile (nt, ks) of matrix w at ((nt KS + ks) 2 + w) 32 + l, one coalesced load. The
- * fields are staged per warp in local memory, element-major, rows US apart (US = 4 mod 16: the
- * B loads of a half-warp hit 16 different banks), the padding nodes zero. */
+ * Ds U for its elements' three fields as matrix products whose B is the 8 elements' values: two
+ * node tiles of 8 rows at a time (16 x 8 products), steps of 8 columns where the device has the
+ * m16n8k8 product (sm_90, XGPU_HAS_MMA_F64_M16; a last step of 4 where KS is odd), else 8 x 8 x 4
+ * products tile by tile. drT holds Dr and Ds in the lanes' order of the 8 x 4 A operand,
+ * zero-padded to whole tiles (DeviceMaxwell's fragments, made on the host): lane l's value of
+ * tile (nt, ks) of matrix w at ((nt KS + ks) 2 + w) 32 + l, one coalesced load; the larger
+ * products' A operands are two or four of these. The fields are staged per warp in local memory,
+ * element-major, rows US apart (US = 4 mod 16: the B loads of a half-warp hit 16 different banks),
+ * the padding nodes zero, and B is read from there at each step (registers held across the
+ * steps cost more than the loads: fewer warps in flight). Each warp works alone (warp barriers
+ * only) and loads its next batch's fields into registers (PF values a field a lane) before it
+ * computes the current one, so that with VB > 1 one batch's loads are in flight while the tensor
+ * cores work on the previous. Where NT is odd the last pair computes its first tile twice and
+ * stores it once. */
 #define NT ((NP + 7) / 8)
 #define KS ((NP + 3) / 4)
 #define US (((4 * KS + 11) / 16) * 16 + 4)
 #define WARPS (VEPB / 8)
+#define PF ((8 * NP + 31) / 32)
 XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
@@ -236,19 +245,47 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     (void)dsT;
     for (int32_t i = lane; i < 24 * US; i += 32)
         u[i] = (T)0;
-    for (int32_t batch = 0; batch < VB; ++batch) {
-        const int32_t kg = ((int32_t)XGPU_GROUP_ID(0) * VB + batch) * VEPB;
-        if (kg >= K) break; /* the same for the whole work-group */
-        const int32_t k0 = kg + 8 * w, ne = K - k0 < 0 ? 0 : K - k0 < 8 ? K - k0 : 8;
-        XGPU_BARRIER(); /* the padding is zero, the previous batch's reads are done */
-        for (int32_t i = lane; i < 8 * NP; i += 32) {
-            const int32_t e = i / NP, s = e * US + (i - e * NP);
-            const int inside = e < ne;
-            u[s] = inside ? q[k0 * NP + i] : (T)0;
-            u[8 * US + s] = inside ? q[KNP + k0 * NP + i] : (T)0;
-            u[16 * US + s] = inside ? q[2 * KNP + k0 * NP + i] : (T)0;
+    /* The first element of this warp's batch b. */
+#define K0(b) (((int32_t)XGPU_GROUP_ID(0) * VB + (b)) * VEPB + 8 * w)
+    T pf[3][PF];
+    {
+        const int32_t k0 = K0(0), in = (K - k0) * NP; /* values of this batch inside the mesh */
+#pragma unroll
+        for (int32_t p = 0; p < PF; ++p) {
+            const int32_t i = lane + 32 * p;
+            const int inside = i < 8 * NP && i < in;
+            pf[0][p] = inside ? q[k0 * NP + i] : (T)0;
+            pf[1][p] = inside ? q[KNP + k0 * NP + i] : (T)0;
+            pf[2][p] = inside ? q[2 * KNP + k0 * NP + i] : (T)0;
         }
-        XGPU_BARRIER();
+    }
+    for (int32_t batch = 0; batch < VB; ++batch) {
+        const int32_t k0 = K0(batch);
+        if (k0 >= K) break; /* the same for the whole warp */
+        const int32_t ne = K - k0 < 8 ? K - k0 : 8;
+        XGPU_WARP_SYNC(); /* the previous batch's reads of u are done */
+#pragma unroll
+        for (int32_t p = 0; p < PF; ++p) {
+            const int32_t i = lane + 32 * p;
+            if (i < 8 * NP) {
+                const int32_t e = i / NP, s = e * US + (i - e * NP);
+                u[s] = pf[0][p];
+                u[8 * US + s] = pf[1][p];
+                u[16 * US + s] = pf[2][p];
+            }
+        }
+        XGPU_WARP_SYNC();
+        if (batch + 1 < VB) { /* the next batch's fields, in flight while this one computes */
+            const int32_t k1 = K0(batch + 1), in = (K - k1) * NP;
+#pragma unroll
+            for (int32_t p = 0; p < PF; ++p) {
+                const int32_t i = lane + 32 * p;
+                const int inside = i < 8 * NP && i < in;
+                pf[0][p] = inside ? q[k1 * NP + i] : (T)0;
+                pf[1][p] = inside ? q[KNP + k1 * NP + i] : (T)0;
+                pf[2][p] = inside ? q[2 * KNP + k1 * NP + i] : (T)0;
+            }
+        }
         T rx[2], sx[2], ry[2], sy[2];
 #pragma unroll
         for (int32_t i = 0; i < 2; ++i) {
@@ -258,56 +295,73 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
             ry[i] = vgeo[4 * k + 2];
             sy[i] = vgeo[4 * k + 3];
         }
-        /* The B operands of every column step, once for all node tiles. */
-        T bhx[KS], bhy[KS], bez[KS];
-#pragma unroll
-        for (int32_t ks = 0; ks < KS; ++ks) {
-            const int32_t sb = g * US + 4 * ks + t;
-            bhx[ks] = u[sb];
-            bhy[ks] = u[8 * US + sb];
-            bez[ks] = u[16 * US + sb];
-        }
-        /* Two node tiles at a time: 12 independent chains of products. */
+/* B of column step ks for field f (0: Hx, 1: Hy, 2: Ez); A of tile nt, step ks, matrix m (0: Dr,
+   1: Ds). */
+#define B_OF(f, ks) u[(f) * 8 * US + g * US + 4 * (ks) + t]
+#define A_OF(nt, ks, m) drT[(((nt) * KS + (ks)) * 2 + (m)) * 32 + lane]
+        /* c[m][0..1]: tile nt0's rows g, c[m][2..3]: tile nt0 + 1's (the 16 x 8 products' order);
+           m = 2 f + (0: Dr, 1: Ds). */
 #pragma unroll 1
         for (int32_t nt0 = 0; nt0 < NT; nt0 += 2) {
-            T c[2][6][2];
+            T c[6][4];
 #pragma unroll
-            for (int32_t h = 0; h < 2; ++h)
+            for (int32_t m = 0; m < 6; ++m)
+                c[m][0] = c[m][1] = c[m][2] = c[m][3] = (T)0;
+            const int32_t nt1 = nt0 + 1 < NT ? nt0 + 1 : nt0;
+#if defined(XGPU_HAS_MMA_F64_M16)
 #pragma unroll
-                for (int32_t m = 0; m < 6; ++m)
-                    c[h][m][0] = c[h][m][1] = (T)0;
+            for (int32_t ks = 0; ks + 1 < KS; ks += 2)
 #pragma unroll
-            for (int32_t ks = 0; ks < KS; ++ks) {
+                for (int32_t m = 0; m < 2; ++m) {
+                    const T a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, m), a2 = A_OF(nt0, ks + 1, m),
+                            a3 = A_OF(nt1, ks + 1, m);
 #pragma unroll
-                for (int32_t h = 0; h < 2; ++h) {
-                    /* past the last tile (NT odd): tile nt0 again, its results not stored */
-                    const int32_t nt = nt0 + h < NT ? nt0 + h : nt0;
-                    const T ar = drT[((nt * KS + ks) * 2) * 32 + lane], as = drT[((nt * KS + ks) * 2 + 1) * 32 + lane];
-                    xgpu_mma_m8n8k4_f64(c[h][0], ar, bhx[ks]);
-                    xgpu_mma_m8n8k4_f64(c[h][1], as, bhx[ks]);
-                    xgpu_mma_m8n8k4_f64(c[h][2], ar, bhy[ks]);
-                    xgpu_mma_m8n8k4_f64(c[h][3], as, bhy[ks]);
-                    xgpu_mma_m8n8k4_f64(c[h][4], ar, bez[ks]);
-                    xgpu_mma_m8n8k4_f64(c[h][5], as, bez[ks]);
+                    for (int32_t f = 0; f < 3; ++f)
+                        xgpu_mma_m16n8k8_f64(c[2 * f + m], a0, a1, a2, a3, B_OF(f, ks), B_OF(f, ks + 1));
                 }
+#if KS % 2
+#pragma unroll
+            for (int32_t m = 0; m < 2; ++m) {
+                const T a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, m);
+#pragma unroll
+                for (int32_t f = 0; f < 3; ++f)
+                    xgpu_mma_m16n8k4_f64(c[2 * f + m], a0, a1, B_OF(f, KS - 1));
             }
+#endif
+#else
+#pragma unroll
+            for (int32_t ks = 0; ks < KS; ++ks)
+#pragma unroll
+                for (int32_t m = 0; m < 2; ++m) {
+                    const T a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, m);
+#pragma unroll
+                    for (int32_t f = 0; f < 3; ++f) {
+                        const T b = B_OF(f, ks);
+                        xgpu_mma_m8n8k4_f64(c[2 * f + m], a0, b);
+                        xgpu_mma_m8n8k4_f64(c[2 * f + m] + 2, a1, b);
+                    }
+                }
+#endif
 #pragma unroll
             for (int32_t h = 0; h < 2; ++h) {
                 const int32_t n = (nt0 + h) * 8 + g;
 #pragma unroll
                 for (int32_t i = 0; i < 2; ++i) {
-                    const int32_t e = 2 * t + i;
+                    const int32_t e = 2 * t + i, j = 2 * h + i;
                     if (nt0 + h < NT && n < NP && e < ne) {
                         const int32_t gi = (k0 + e) * NP + n;
-                        rhs[gi] = -(ry[i] * c[h][4][i] + sy[i] * c[h][5][i]);
-                        rhs[KNP + gi] = rx[i] * c[h][4][i] + sx[i] * c[h][5][i];
+                        rhs[gi] = -(ry[i] * c[4][j] + sy[i] * c[5][j]);
+                        rhs[KNP + gi] = rx[i] * c[4][j] + sx[i] * c[5][j];
                         rhs[2 * KNP + gi] =
-                            (rx[i] * c[h][2][i] + sx[i] * c[h][3][i]) - (ry[i] * c[h][0][i] + sy[i] * c[h][1][i]);
+                            (rx[i] * c[2][j] + sx[i] * c[3][j]) - (ry[i] * c[0][j] + sy[i] * c[1][j]);
                     }
                 }
             }
         }
+#undef A_OF
+#undef B_OF
     }
+#undef K0
 }
 #elif VB
 /* Rows in registers: work-item l is node n of element slot e; Dr and Ds's rows n (2 NP values)
