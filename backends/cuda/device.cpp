@@ -37,6 +37,7 @@ DeviceInfo describe(CUdevice d, int index, const std::string& driver, const std:
     i.driver_version = driver;
     i.compiler_version = nvrtc.empty() ? "NVRTC not found" : "NVRTC " + nvrtc;
     i.arch = fmt::format("sm_{}{}", major, minor);
+    i.nv_compute_capability = unsigned(major * 10 + minor);
     i.type = DeviceType::gpu;
     i.global_memory = total;
     i.max_allocation = total;

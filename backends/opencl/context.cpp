@@ -49,7 +49,11 @@ std::shared_ptr<void> Context::alloc_host(std::size_t bytes) {
 }
 
 std::string Context::preamble() const {
+    // NVIDIA's compute capability (cl_nv_device_attribute_query) for the preamble's inline-PTX
+    // functions.
+    const unsigned nv = device_.info().nv_compute_capability;
     return std::string(device_.has_fp64() ? "#define XGPU_HAS_FP64 1\n" : "") +
+           (nv ? "#define XGPU_NV_SM " + std::to_string(nv) + "\n" : std::string()) +
            std::string(detail::embedded_kernel("preamble_opencl.h"));
 }
 

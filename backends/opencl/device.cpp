@@ -43,6 +43,12 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& d, int index
     i.fp64 = info<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0 ||
              info<std::string>(d, CL_DEVICE_EXTENSIONS).find("cl_khr_fp64") != std::string::npos;
     i.images = image_limits(d);
+    if (info<std::string>(d, CL_DEVICE_EXTENSIONS).find("cl_nv_device_attribute_query") != std::string::npos) {
+        cl_uint major = 0, minor = 0;
+        if (d.getInfo(CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, &major) == CL_SUCCESS &&
+            d.getInfo(CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, &minor) == CL_SUCCESS && minor < 10)
+            i.nv_compute_capability = major * 10 + minor;
+    }
     const std::string vendor = i.vendor;
     i.simd_width = i.type != DeviceType::gpu                            ? 1
                    : vendor.find("NVIDIA") != std::string::npos         ? 32

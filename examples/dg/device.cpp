@@ -98,7 +98,7 @@ std::string constant_matrices(const ReferenceElement& ref, bool f64) {
 } // namespace
 
 bool has_mma_f64(const xgpu::DeviceInfo& info) {
-    return info.backend == "cuda" && info.arch.rfind("sm_", 0) == 0 && std::atoi(info.arch.c_str() + 3) >= 80;
+    return info.nv_compute_capability >= 80 && info.fp64;
 }
 
 // Measured on the H200 (2026-12-01, examples/dg/granularity.sh and single runs of dg, about 2
@@ -165,9 +165,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     if (form < 0 || form > 3)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1, 2 or 3");
     if (form == 3 && !(f64 && has_mma_f64(info)))
-        throw xgpu::InvalidArgument("dg: volume kernel form 3 (tensor cores) needs f64 on a CUDA device of compute "
+        throw xgpu::InvalidArgument("dg: volume kernel form 3 (tensor cores) needs f64 on an NVIDIA device of compute "
                                     "capability 8.0 or later, not " +
-                                    options_.precision + " on " + info.backend + " " + info.arch);
+                                    options_.precision + " on " + info.backend + " " + info.name);
     if (form && form != 3 && options_.volume_batches > 0)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " takes no batches (" +
                                     std::to_string(options_.volume_batches) + ")");
