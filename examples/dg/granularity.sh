@@ -4,8 +4,9 @@
 # batches (NPW 1; VB 0 is the first kernel), each with volume work-groups of about 64, 128 and 256
 # work-items, then one element per work-item with the matrices as constants (VB shown as E) in
 # groups of 32-128, then the tiled kernel (NPW nodes of u elements a work-item, VB shown as Tu)
-# over 32 elements a group, then the tensor-core kernel (VB shown as M; f64 on CUDA, sm_80+;
-# skipped elsewhere) over 16-64 elements a group, the volume kernel's ms per call and GFLOP/s as dg prints them (device events, flops
+# over 32 elements a group, then the tensor-core kernel (VB shown as Mb: b batches a group; f64
+# on NVIDIA devices of compute capability 8.0 and later, either backend; skipped elsewhere) over
+# 16-64 elements a group, the volume kernel's ms per call and GFLOP/s as dg prints them (device events, flops
 # counted from the algorithm), on a mesh of about 2 million degrees of freedom; one Markdown row
 # per variant, the fastest per order marked. Use it to choose default_volume_shape
 # (examples/dg/device.cpp) for a device.
@@ -26,7 +27,7 @@ for n in $orders; do
     # M with 3 * 2 M^2 * np close to 2 million.
     m=$(awk -v np="$np" 'BEGIN { printf "%d", sqrt(2000000 / (6 * np)) + 0.5 }')
     rows=""
-    for wb in 1:0 2:0 3:0 4:0 6:0 1:1 1:4 1:16 1:E 2:T1 2:T2 4:T1 4:T2 3:T2 2:T4 1:M; do
+    for wb in 1:0 2:0 3:0 4:0 6:0 1:1 1:4 1:16 1:E 2:T1 2:T2 4:T1 4:T2 3:T2 2:T4 1:M1 1:M2 1:M4; do
         w=${wb%:*}
         b=${wb#*:}
         [ "$w" -le "$np" ] || continue
@@ -38,14 +39,14 @@ for n in $orders; do
         case $b in
         E) per=1 form="--volume-form 1" sizes="32 64 128" ;;
         T*) form="--volume-form 2 --volume-elements-per-item ${b#T}" sizes=32 ;;
-        M) form="--volume-form 3 --volume-batches 1" sizes="16 32 64" ;;
+        M*) form="--volume-form 3 --volume-batches ${b#M}" sizes="16 32 64" ;;
         esac
         for g in $sizes; do
             e=$(( (g + per - 1) / per ))
             items=$(( e * per ))
             case $b in
             T*) e=$g items=$(( g / ${b#T} * per )) ;;
-            M) e=$g items=$(( 4 * g )) ;; # a warp per 8 elements
+            M*) e=$g items=$(( 4 * g )) ;; # a warp per 8 elements
             esac
             # shellcheck disable=SC2086
             out=$("$dg" --order "$n" --mesh "$m" --final-time 0.004 --precision "$precision" \
