@@ -1,5 +1,6 @@
 // The kernel dialect: one kernel text, every macro, compiled and run on each backend.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "support.hpp"
@@ -87,6 +88,96 @@ TEST_CASE("double precision where the device has it") {
         q.read(dy, y.data(), n * 8);
         for (std::size_t i = 0; i < n; ++i)
             REQUIRE(y[i] == Approx(std::sqrt(x[i] * x[i] + c)).epsilon(1e-14));
+    }
+}
+
+TEST_CASE("the warp barrier and the tensor-core products where the device has them") {
+    // One warp: each product of A (16 x 8) and B (8 x 8) that the preamble offers, from fragments
+    // loaded in the documented lane layout (lane 4g + t), added to C; small integers, so every
+    // sum is exact in any order. flags (zeroed by the host): which of the functions the preamble
+    // defined.
+    static const char* src = R"(
+        XGPU_KERNEL void mma(XGPU_GLOBAL const double* a, XGPU_GLOBAL const double* b, XGPU_GLOBAL const double* c,
+                             XGPU_GLOBAL double* out, XGPU_GLOBAL int32_t* flags) {
+            const int lane = (int)XGPU_LOCAL_ID(0), g = lane / 4, t = lane % 4;
+            XGPU_LOCAL double s[32];
+        #ifdef XGPU_WARP_SYNC
+            s[lane] = 3.0 * lane;
+            XGPU_WARP_SYNC();
+            out[320 + lane] = s[(lane + 1) % 32];
+            if (lane == 0) flags[2] = 1;
+        #else
+            (void)s;
+        #endif
+        #ifdef XGPU_HAS_MMA_F64
+            {
+                double d[2] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1]};
+                xgpu_mma_m8n8k4_f64(d, a[g * 8 + t], b[t * 8 + g]);
+                out[2 * lane] = d[0];
+                out[2 * lane + 1] = d[1];
+                if (lane == 0) flags[0] = 1;
+            }
+        #endif
+        #ifdef XGPU_HAS_MMA_F64_M16
+            {
+                double d[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
+                xgpu_mma_m16n8k4_f64(d, a[g * 8 + t], a[(g + 8) * 8 + t], b[t * 8 + g]);
+                for (int i = 0; i < 4; ++i) out[64 + 4 * lane + i] = d[i];
+                double e[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
+                xgpu_mma_m16n8k8_f64(e, a[g * 8 + t], a[(g + 8) * 8 + t], a[g * 8 + t + 4], a[(g + 8) * 8 + t + 4],
+                                     b[t * 8 + g], b[(t + 4) * 8 + g]);
+                for (int i = 0; i < 4; ++i) out[192 + 4 * lane + i] = e[i];
+                if (lane == 0) flags[1] = 1;
+            }
+        #endif
+        }
+    )";
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto& info = ctx.device().info();
+        if (ctx.backend() == "cuda") CHECK(info.nv_compute_capability == unsigned(std::atoi(info.arch.c_str() + 3)));
+        if (!ctx.device().has_fp64()) continue; // the kernel takes doubles
+        auto q = ctx.queue();
+        std::vector<double> a(16 * 8), b(8 * 8), c(16 * 8);
+        for (auto* v : {&a, &b, &c})
+            for (auto& x : *v)
+                x = std::round(random_vector<double>(1, -8.0, 8.0)[0]);
+        auto da = ctx.alloc(a.size() * 8), db = ctx.alloc(b.size() * 8), dc = ctx.alloc(c.size() * 8),
+             dout = ctx.alloc(352 * 8), dflags = ctx.alloc(3 * 4);
+        q.write(da, a.data(), a.size() * 8);
+        q.write(db, b.data(), b.size() * 8);
+        q.write(dc, c.data(), c.size() * 8);
+        const std::int32_t zero[3] = {0, 0, 0};
+        q.write(dflags, zero, sizeof zero);
+        ctx.compile(src).kernel("mma").launch(q, Grid{32, 32}, da, db, dc, dout, dflags);
+        std::vector<double> out(352);
+        std::int32_t flags[3];
+        q.read(dout, out.data(), out.size() * 8);
+        q.read(dflags, flags, sizeof flags);
+        const unsigned cc = info.nv_compute_capability;
+        INFO(ctx.backend() << " " << ctx.device().name() << ", compute capability " << cc);
+        CHECK(flags[0] == (cc >= 80 ? 1 : 0));
+        CHECK(flags[1] == (cc >= 90 ? 1 : 0));
+        if (cc >= 70) CHECK(flags[2] == 1);
+        // D[i][j] = C[i][j] + sum over k < kk of A[i][k] B[k][j].
+        auto want = [&](int i, int j, int kk) {
+            double s = c[std::size_t(i * 8 + j)];
+            for (int k = 0; k < kk; ++k)
+                s += a[std::size_t(i * 8 + k)] * b[std::size_t(k * 8 + j)];
+            return s;
+        };
+        for (int lane = 0; lane < 32; ++lane) {
+            const int g = lane / 4, t = lane % 4;
+            if (flags[2]) CHECK(out[std::size_t(320 + lane)] == 3.0 * ((lane + 1) % 32));
+            if (flags[0])
+                for (int i = 0; i < 2; ++i)
+                    CHECK(out[std::size_t(2 * lane + i)] == want(g, 2 * t + i, 4));
+            if (flags[1])
+                for (int i = 0; i < 4; ++i) {
+                    const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+                    CHECK(out[std::size_t(64 + 4 * lane + i)] == want(row, col, 4));
+                    CHECK(out[std::size_t(192 + 4 * lane + i)] == want(row, col, 8));
+                }
+        }
     }
 }
 

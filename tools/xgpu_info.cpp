@@ -94,6 +94,12 @@ int main() {
                         i.max_work_group_size, i.simd_width, i.fp64 ? "yes" : "no");
             std::printf("        version: %s; driver: %s; compiler: %s; arch: %s\n", i.version.c_str(),
                         i.driver_version.c_str(), i.compiler_version.c_str(), i.arch.c_str());
+            if (i.nv_compute_capability)
+                std::printf("        NVIDIA compute capability %u.%u (the dialect's tensor-core products: %s)\n",
+                            i.nv_compute_capability / 10, i.nv_compute_capability % 10,
+                            i.nv_compute_capability >= 90   ? "8x8x4, 16x8x4, 16x8x8 f64"
+                            : i.nv_compute_capability >= 80 ? "8x8x4 f64"
+                                                            : "none");
             const auto& im = i.images;
             if (!im.supported) {
                 std::printf("        images: none\n");
