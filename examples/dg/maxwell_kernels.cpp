@@ -247,17 +247,21 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         u[i] = (T)0;
     /* The first element of this warp's batch b. */
 #define K0(b) (((int32_t)XGPU_GROUP_ID(0) * VB + (b)) * VEPB + 8 * w)
+    /* This lane's p-th values of the three fields of the batch starting at element kb, into pf;
+       zero past the batch or past the mesh (in: the batch's values inside the mesh). */
+#define LOAD_BATCH_VALUE(kb, in, p)                                                              \
+    {                                                                                            \
+        const int32_t i = lane + 32 * (p);                                                       \
+        const int inside = i < 8 * NP && i < (in);                                               \
+        pf[0][p] = inside ? q[(kb) * NP + i] : (T)0;                                             \
+        pf[1][p] = inside ? q[KNP + (kb) * NP + i] : (T)0;                                       \
+        pf[2][p] = inside ? q[2 * KNP + (kb) * NP + i] : (T)0;                                   \
+    }
     T pf[3][PF];
     {
-        const int32_t k0 = K0(0), in = (K - k0) * NP; /* values of this batch inside the mesh */
+        const int32_t k0 = K0(0), in = (K - k0) * NP;
 #pragma unroll
-        for (int32_t p = 0; p < PF; ++p) {
-            const int32_t i = lane + 32 * p;
-            const int inside = i < 8 * NP && i < in;
-            pf[0][p] = inside ? q[k0 * NP + i] : (T)0;
-            pf[1][p] = inside ? q[KNP + k0 * NP + i] : (T)0;
-            pf[2][p] = inside ? q[2 * KNP + k0 * NP + i] : (T)0;
-        }
+        for (int32_t p = 0; p < PF; ++p) LOAD_BATCH_VALUE(k0, in, p)
     }
     for (int32_t batch = 0; batch < VB; ++batch) {
         const int32_t k0 = K0(batch);
@@ -278,13 +282,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         if (batch + 1 < VB) { /* the next batch's fields, in flight while this one computes */
             const int32_t k1 = K0(batch + 1), in = (K - k1) * NP;
 #pragma unroll
-            for (int32_t p = 0; p < PF; ++p) {
-                const int32_t i = lane + 32 * p;
-                const int inside = i < 8 * NP && i < in;
-                pf[0][p] = inside ? q[k1 * NP + i] : (T)0;
-                pf[1][p] = inside ? q[KNP + k1 * NP + i] : (T)0;
-                pf[2][p] = inside ? q[2 * KNP + k1 * NP + i] : (T)0;
-            }
+            for (int32_t p = 0; p < PF; ++p) LOAD_BATCH_VALUE(k1, in, p)
         }
         T rx[2], sx[2], ry[2], sy[2];
 #pragma unroll
@@ -361,6 +359,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #undef A_OF
 #undef B_OF
     }
+#undef LOAD_BATCH_VALUE
 #undef K0
 }
 #elif VB
