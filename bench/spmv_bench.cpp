@@ -227,11 +227,9 @@ xgpu::sparse::HostCsr<double> rmat(int scale) {
     };
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     {
-        std::vector<std::thread> pool;
+        std::vector<std::jthread> pool; // joined on the way out, also when one fails to start
         for (unsigned t = 0; t < threads; ++t)
             pool.emplace_back(draw);
-        for (auto& t : pool)
-            t.join();
     }
     // Rows: a counting sort by row, then each row's columns sorted and merged.
     std::vector<std::int64_t> start(std::size_t(n + 1), 0);
@@ -260,11 +258,9 @@ xgpu::sparse::HostCsr<double> rmat(int scale) {
             }
     };
     {
-        std::vector<std::thread> pool;
+        std::vector<std::jthread> pool; // joined on the way out, also when one fails to start
         for (unsigned t = 0; t < threads; ++t)
             pool.emplace_back(merge);
-        for (auto& t : pool)
-            t.join();
     }
     xgpu::sparse::HostCsr<double> h;
     h.rows = h.cols = n;
@@ -444,6 +440,8 @@ int main(int argc, char** argv) try {
         else if (!std::strcmp(argv[i], "--save"))
             s.save_dir = argv[i + 1];
     }
+    // 8 x 2^R edges: past R = 28 the entries cannot fit int32 indices.
+    if (rmat_scale < 0 || rmat_scale > 28) throw std::runtime_error("spmv-bench: --rmat takes 1 to 28 (0: none)");
     std::printf("spmv-bench: %s on %s (f64 values, int32 indices), median of %d rounds\n", ctx.backend().c_str(),
                 ctx.device().name().c_str(), s.rounds);
 
@@ -497,7 +495,6 @@ int main(int argc, char** argv) try {
         run(ctx, "powerlaw" + std::to_string(p), h, host_ms, s);
     }
     if (rmat_scale > 0) {
-        if (rmat_scale > 30) throw std::runtime_error("spmv-bench: --rmat takes 1 to 30");
         host_ms = ms_of([&] { h = rmat(rmat_scale); });
         run(ctx, "rmat" + std::to_string(rmat_scale), h, host_ms, s);
     }

@@ -40,7 +40,7 @@
 #endif
 #if defined(XGPU_NV_SM) && XGPU_NV_SM >= 80 && defined(XGPU_HAS_FP64)
 #define XGPU_HAS_MMA_F64 1
-inline void xgpu_mma_m8n8k4_f64(double* d, const double a, const double b) {
+XGPU_DEVICE_FN void xgpu_mma_m8n8k4_f64(double* d, const double a, const double b) {
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
                  : "+d"(d[0]), "+d"(d[1])
                  : "d"(a), "d"(b));
@@ -48,13 +48,13 @@ inline void xgpu_mma_m8n8k4_f64(double* d, const double a, const double b) {
 #endif
 #if defined(XGPU_NV_SM) && XGPU_NV_SM >= 90 && defined(XGPU_HAS_FP64)
 #define XGPU_HAS_MMA_F64_M16 1
-inline void xgpu_mma_m16n8k4_f64(double* d, const double a0, const double a1, const double b) {
+XGPU_DEVICE_FN void xgpu_mma_m16n8k4_f64(double* d, const double a0, const double a1, const double b) {
     asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
                  : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
                  : "d"(a0), "d"(a1), "d"(b));
 }
-inline void xgpu_mma_m16n8k8_f64(double* d, const double a0, const double a1, const double a2, const double a3,
-                                 const double b0, const double b1) {
+XGPU_DEVICE_FN void xgpu_mma_m16n8k8_f64(double* d, const double a0, const double a1, const double a2, const double a3,
+                                         const double b0, const double b1) {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                  "{%0, %1, %2, %3};"
                  : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])

@@ -94,8 +94,9 @@ TEST_CASE("double precision where the device has it") {
 TEST_CASE("the warp barrier and the tensor-core products where the device has them") {
     // One warp: each product of A (16 x 8) and B (8 x 8) that the preamble offers, from fragments
     // loaded in the documented lane layout (lane 4g + t), added to C; small integers, so every
-    // sum is exact in any order. flags (zeroed by the host): which of the functions the preamble
-    // defined.
+    // sum is exact in any order. The warp barrier's check shows only that the macro exists and
+    // local values pass between lanes (one converged warp passes it without a barrier too). flags (zeroed by the host):
+    // which of the functions the preamble defined.
     static const char* src = R"(
         XGPU_KERNEL void mma(XGPU_GLOBAL const double* a, XGPU_GLOBAL const double* b, XGPU_GLOBAL const double* c,
                              XGPU_GLOBAL double* out, XGPU_GLOBAL int32_t* flags) {
@@ -155,8 +156,15 @@ TEST_CASE("the warp barrier and the tensor-core products where the device has th
         q.read(dflags, flags, sizeof flags);
         const unsigned cc = info.nv_compute_capability;
         INFO(ctx.backend() << " " << ctx.device().name() << ", compute capability " << cc);
-        CHECK(flags[0] == (cc >= 80 ? 1 : 0));
-        CHECK(flags[1] == (cc >= 90 ? 1 : 0));
+        // Never offered where the device lacks them; offered where it has them, except that on
+        // CUDA the preamble follows NVRTC's target, which is below the device where NVRTC does
+        // not know it (NVRTC 12 and later know compute capability 9.0).
+        const bool nvrtc12 =
+            ctx.backend() != "cuda" || std::atoi(info.compiler_version.c_str() + std::strlen("NVRTC ")) >= 12;
+        CHECK(flags[0] <= (cc >= 80 ? 1 : 0));
+        CHECK(flags[1] <= (cc >= 90 ? 1 : 0));
+        if (cc >= 80) CHECK(flags[0] == 1);
+        if (cc >= 90 && nvrtc12) CHECK(flags[1] == 1);
         if (cc >= 70) CHECK(flags[2] == 1);
         // D[i][j] = C[i][j] + sum over k < kk of A[i][k] B[k][j].
         auto want = [&](int i, int j, int kk) {

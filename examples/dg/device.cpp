@@ -339,7 +339,8 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         pr.tolerance = value_size_ == 8 ? 1e-10 : 1e-5;
         return pr;
     };
-    const xgpu::tune::Key key{"dg_volume", 4,
+    // Version 5: form 3 rewritten (2026-12-02), offered on NVIDIA's OpenCL too, VB 2 in the space.
+    const xgpu::tune::Key key{"dg_volume", 5,
                               std::string(value_size_ == 8 ? "f64" : "f32") + ",N" + std::to_string(d_->ref.order) +
                                   (local_matrices ? ",local" : ""),
                               std::uint64_t(k_) * std::uint64_t(np)};

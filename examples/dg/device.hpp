@@ -58,8 +58,9 @@ struct DeviceOptions {
     int surface_batches = 0;
 };
 
-// Whether the volume kernel can run on this device's tensor cores (form 3, f64): the CUDA backend
-// on compute capability 8.0 or later (the dialect's XGPU_HAS_MMA_F64).
+// Whether the volume kernel can run on this device's tensor cores (form 3, f64): an NVIDIA device
+// of compute capability 8.0 or later with doubles, on either backend (the dialect's
+// XGPU_HAS_MMA_F64, inline PTX on both).
 bool has_mma_f64(const xgpu::DeviceInfo& info);
 
 // The volume kernel's nodes per work-item when the options leave it at 0, for order N on a

@@ -12,7 +12,8 @@
 //              and Ds as constants written into the source (c_dr, c_ds: see constant_matrices);
 //              NPW must be 1 and VB 0. 2: the tiled volume kernel, each work-item NPW nodes of
 //              EPW elements (VEPB / EPW * ceil(NP / NPW) work-items a group), VB 0. 3: on the
-//              tensor cores (CUDA, sm_80 and later, f64), a warp per 8 elements, VB batches
+//              tensor cores (NVIDIA, compute capability 8.0 and later, f64, either backend), a
+//              warp per 8 elements, VB batches
 //   SB         0: the surface kernel reads LIFT from memory; B >= 1: each work-item keeps its
 //              node's row of LIFT in registers and takes B batches of EPB elements
 //   MAT_LOCAL  1: Dr, Ds (or LIFT) are copied into local memory per work-group; 0: read from
@@ -215,7 +216,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     }
 }
 #elif VEW == 3
-/* On the tensor cores (XGPU_HAS_MMA_F64: CUDA, sm_80 and later, f64): each warp takes 8 elements
+/* On the tensor cores (XGPU_HAS_MMA_F64: NVIDIA, compute capability 8.0 and later, f64; inline
+ * PTX on either backend): each warp takes 8 elements
  * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr U and
  * Ds U for its elements' three fields as matrix products whose B is the 8 elements' values: two
  * node tiles of 8 rows at a time (16 x 8 products), steps of 8 columns where the device has the
