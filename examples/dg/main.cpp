@@ -79,8 +79,8 @@ int main(int argc, char** argv) try {
         ->check(CLI::Range(0, 4096));
     app.add_option("--volume-form", s.vew,
                    "the volume kernel: 1 one element per work-item with the matrices as constants in the source, "
-                   "2 tiled (nodes per work-item x elements per work-item), 3 on the tensor cores (f64, CUDA sm_80+); "
-                   "0: the others")
+                   "2 tiled (nodes per work-item x elements per work-item), 3 on the tensor cores (f64, NVIDIA compute "
+                   "capability 8.0+, either backend); 0: the others")
         ->check(CLI::Range(0, 3));
     app.add_option("--volume-elements-per-item", s.epw, "with --volume-form 2: elements per work-item (0: 2)")
         ->check(CLI::Range(0, 64));
