@@ -95,8 +95,8 @@ TEST_CASE("the warp barrier and the tensor-core products where the device has th
     // One warp: each product of A (16 x 8) and B (8 x 8) that the preamble offers, from fragments
     // loaded in the documented lane layout (lane 4g + t), added to C; small integers, so every
     // sum is exact in any order. The warp barrier's check shows only that the macro exists and
-    // local values pass between lanes (one converged warp passes it without a barrier too). flags (zeroed by the host):
-    // which of the functions the preamble defined.
+    // local values pass between lanes (one converged warp passes it without a barrier too).
+    // flags (zeroed by the host): which of the functions the preamble defined.
     static const char* src = R"(
         XGPU_KERNEL void mma(XGPU_GLOBAL const double* a, XGPU_GLOBAL const double* b, XGPU_GLOBAL const double* c,
                              XGPU_GLOBAL double* out, XGPU_GLOBAL int32_t* flags) {
@@ -139,9 +139,11 @@ TEST_CASE("the warp barrier and the tensor-core products where the device has th
         if (!ctx.device().has_fp64()) continue; // the kernel takes doubles
         auto q = ctx.queue();
         std::vector<double> a(16 * 8), b(8 * 8), c(16 * 8);
-        for (auto* v : {&a, &b, &c})
+        for (auto* v : {&a, &b, &c}) {
+            *v = random_vector<double>(v->size(), -8.0, 8.0);
             for (auto& x : *v)
-                x = std::round(random_vector<double>(1, -8.0, 8.0)[0]);
+                x = std::round(x);
+        }
         auto da = ctx.alloc(a.size() * 8), db = ctx.alloc(b.size() * 8), dc = ctx.alloc(c.size() * 8),
              dout = ctx.alloc(352 * 8), dflags = ctx.alloc(3 * 4);
         q.write(da, a.data(), a.size() * 8);

@@ -40,10 +40,11 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& d, int index
     i.static_local_memory = i.local_memory; // OpenCL draws both kinds from one budget
     i.compute_units = info<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
     i.max_work_group_size = info<std::size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    const std::string extensions = info<std::string>(d, CL_DEVICE_EXTENSIONS);
     i.fp64 = info<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0 ||
-             info<std::string>(d, CL_DEVICE_EXTENSIONS).find("cl_khr_fp64") != std::string::npos;
+             extensions.find("cl_khr_fp64") != std::string::npos;
     i.images = image_limits(d);
-    if (info<std::string>(d, CL_DEVICE_EXTENSIONS).find("cl_nv_device_attribute_query") != std::string::npos) {
+    if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
         cl_uint major = 0, minor = 0;
         if (d.getInfo(CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, &major) == CL_SUCCESS &&
             d.getInfo(CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, &minor) == CL_SUCCESS && minor < 10)

@@ -12,6 +12,14 @@
 
 #include "krylov.hpp"
 
+namespace xgpu {
+
+CgVariant automatic_variant(std::uint64_t n, DeviceType device) {
+    return device != DeviceType::cpu && n <= (std::uint64_t(1) << 19) ? CgVariant::pipelined : CgVariant::classic;
+}
+
+} // namespace xgpu
+
 namespace xgpu::detail {
 
 namespace {
@@ -210,10 +218,10 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
 } // namespace
 
 template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
-    const CgVariant variant = o.variant == CgVariant::automatic && !b.empty()
-                                  ? automatic_variant(std::uint64_t(b.size()), b.context().device().type())
-                              : o.variant == CgVariant::automatic ? CgVariant::classic
-                                                                  : o.variant;
+    CgVariant variant = o.variant;
+    if (variant == CgVariant::automatic) // an empty b has no device to ask; prepare() checks it
+        variant =
+            b.empty() ? CgVariant::classic : automatic_variant(std::uint64_t(b.size()), b.context().device().type());
     const char* method = variant == CgVariant::classic ? "cg" : "pipelined cg";
     Prepared<T> p = krylov::prepare(method, a, b, x, o);
     switch (variant) {
@@ -222,18 +230,6 @@ template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, A
     default: return classic(a, p, x, o);
     }
 }
-
-} // namespace xgpu::detail
-
-namespace xgpu {
-
-CgVariant automatic_variant(std::uint64_t n, DeviceType device) {
-    return device != DeviceType::cpu && n <= (std::uint64_t(1) << 19) ? CgVariant::pipelined : CgVariant::classic;
-}
-
-} // namespace xgpu
-
-namespace xgpu::detail {
 
 template SolverReport cg(const OperatorRef<float>&, const Array<float>&, Array<float>&, const SolverOptions<float>&);
 template SolverReport cg(const OperatorRef<double>&, const Array<double>&, Array<double>&,
