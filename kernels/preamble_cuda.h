@@ -91,6 +91,34 @@ __device__ inline void xgpu_mma_m16n8k8_f64(double* d, const double a0, const do
 }
 #endif
 
+/* Single precision on the TF32 tensor cores (XGPU_HAS_MMA_TF32: compute capability 8.0 and
+ * later): xgpu_tf32(x) rounds x to TF32 (10-bit mantissa, to nearest, ties away) and returns its
+ * bits, xgpu_tf32_value(bits) the float they hold; the products take TF32 bits for A and B and
+ * accumulate in float, with the lane layout of the f64 16x8x4 and 16x8x8 products above. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define XGPU_HAS_MMA_TF32 1
+__device__ inline uint32_t xgpu_tf32(const float x) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+__device__ inline float xgpu_tf32_value(const uint32_t bits) {
+    return __uint_as_float(bits);
+}
+__device__ inline void xgpu_mma_m16n8k4_tf32(float* d, const uint32_t a0, const uint32_t a1, const uint32_t b) {
+    asm("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(b));
+}
+__device__ inline void xgpu_mma_m16n8k8_tf32(float* d, const uint32_t a0, const uint32_t a1, const uint32_t a2,
+                                             const uint32_t a3, const uint32_t b0, const uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+#endif
+
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 

@@ -131,6 +131,11 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                     variants.push_back({"f64", 3, false, 0, 16, 2, 3});
                     variants.push_back({"f64", 3, false, 0, 8, 0, 3});
                 }
+                // Form 4, f32 as three TF32 products, the same shapes.
+                if (dg::has_mma_tf32(ctx.device().info())) {
+                    variants.push_back({"f32", 3, false, 0, 16, 2, 4});
+                    variants.push_back({"f32", 3, false, 0, 8, 0, 4});
+                }
                 // LIFT rows in registers, 4 batches of 4 or 3 elements a surface group (18
                 // elements: the second group's last batches run past the end).
                 variants.push_back({"f32", 4, false, 0, 0, 0, 0, 0, 4});

@@ -191,6 +191,85 @@ TEST_CASE("the warp barrier and the tensor-core products where the device has th
     }
 }
 
+TEST_CASE("the TF32 tensor-core products where the device has them") {
+    // One warp: xgpu_tf32 against a host rounding (to nearest, ties away, 13 bits dropped) on
+    // random floats, and the 16x8x4 and 16x8x8 TF32 products of small integers (exact in TF32
+    // and in the float sums) against host products, in the f64 products' lane layout.
+    static const char* src = R"(
+        XGPU_KERNEL void tf32(XGPU_GLOBAL const float* a, XGPU_GLOBAL const float* b, XGPU_GLOBAL const float* c,
+                              XGPU_GLOBAL const float* x, XGPU_GLOBAL float* out, XGPU_GLOBAL uint32_t* bits,
+                              XGPU_GLOBAL int32_t* flag) {
+            const int lane = (int)XGPU_LOCAL_ID(0), g = lane / 4, t = lane % 4;
+        #ifdef XGPU_HAS_MMA_TF32
+            for (int i = 0; i < 8; ++i) {
+                bits[8 * lane + i] = xgpu_tf32(x[8 * lane + i]);
+                out[256 + 8 * lane + i] = xgpu_tf32_value(bits[8 * lane + i]);
+            }
+            float d[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
+            xgpu_mma_m16n8k4_tf32(d, xgpu_tf32(a[g * 8 + t]), xgpu_tf32(a[(g + 8) * 8 + t]), xgpu_tf32(b[t * 8 + g]));
+            for (int i = 0; i < 4; ++i) out[4 * lane + i] = d[i];
+            float e[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
+            xgpu_mma_m16n8k8_tf32(e, xgpu_tf32(a[g * 8 + t]), xgpu_tf32(a[(g + 8) * 8 + t]), xgpu_tf32(a[g * 8 + t + 4]),
+                                  xgpu_tf32(a[(g + 8) * 8 + t + 4]), xgpu_tf32(b[t * 8 + g]), xgpu_tf32(b[(t + 4) * 8 + g]));
+            for (int i = 0; i < 4; ++i) out[128 + 4 * lane + i] = e[i];
+            if (lane == 0) flag[0] = 1;
+        #else
+            (void)a; (void)b; (void)c; (void)x; (void)out; (void)bits; (void)flag; (void)g; (void)t; (void)lane;
+        #endif
+        }
+    )";
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto& info = ctx.device().info();
+        auto q = ctx.queue();
+        std::vector<float> a(16 * 8), b(8 * 8), c(16 * 8);
+        for (auto* v : {&a, &b, &c})
+            for (auto& x : *v)
+                x = std::round(random_vector<float>(1, -8.0f, 8.0f)[0]);
+        auto x = random_vector<float>(256, -1e3f, 1e3f);
+        auto da = ctx.alloc(a.size() * 4), db = ctx.alloc(b.size() * 4), dc = ctx.alloc(c.size() * 4),
+             dx = ctx.alloc(x.size() * 4), dout = ctx.alloc(512 * 4), dbits = ctx.alloc(256 * 4), dflag = ctx.alloc(4);
+        const std::int32_t zero = 0;
+        q.write(da, a.data(), a.size() * 4);
+        q.write(db, b.data(), b.size() * 4);
+        q.write(dc, c.data(), c.size() * 4);
+        q.write(dx, x.data(), x.size() * 4);
+        q.write(dflag, &zero, 4);
+        ctx.compile(src).kernel("tf32").launch(q, Grid{32, 32}, da, db, dc, dx, dout, dbits, dflag);
+        std::vector<float> out(512);
+        std::vector<std::uint32_t> bits(256);
+        std::int32_t flag = 0;
+        q.read(dout, out.data(), out.size() * 4);
+        q.read(dbits, bits.data(), bits.size() * 4);
+        q.read(dflag, &flag, 4);
+        const unsigned cc = info.nv_compute_capability;
+        INFO(ctx.backend() << " " << ctx.device().name() << ", compute capability " << cc);
+        CHECK(flag <= (cc >= 80 ? 1 : 0));
+        if (cc >= 80) CHECK(flag == 1);
+        if (!flag) continue;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            std::uint32_t u;
+            std::memcpy(&u, &x[i], 4);
+            const std::uint32_t want = (u + 0x1000u) & 0xffffe000u;
+            float v;
+            std::memcpy(&v, &want, 4);
+            CHECK(bits[i] == want);
+            CHECK(out[256 + i] == v);
+        }
+        auto product = [&](int i, int j, int kk) {
+            float s = c[std::size_t(i * 8 + j)];
+            for (int k = 0; k < kk; ++k)
+                s += a[std::size_t(i * 8 + k)] * b[std::size_t(k * 8 + j)];
+            return s;
+        };
+        for (int lane = 0; lane < 32; ++lane)
+            for (int i = 0; i < 4; ++i) {
+                const int g = lane / 4, t = lane % 4, row = g + 8 * (i / 2), col = 2 * t + i % 2;
+                CHECK(out[std::size_t(4 * lane + i)] == product(row, col, 4));
+                CHECK(out[std::size_t(128 + 4 * lane + i)] == product(row, col, 8));
+            }
+    }
+}
+
 TEST_CASE("native source compiles without the dialect") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const bool cuda = ctx.backend() == "cuda";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -26,10 +27,20 @@ xgpu::KernelTemplate::Parameters granular(xgpu::KernelTemplate::Parameters param
     return params;
 }
 
-// Form 3's local row of an element: at least the padded columns 4 ceil(NP / 4), and 4 mod 16.
-std::size_t mma_row(int np) {
+// Forms 3 and 4's local row of an element: at least the padded columns 4 ceil(NP / 4), and 4
+// mod 16 (doubles, form 3) or 4 mod 32 (floats, form 4).
+std::size_t mma_row(int np, int form) {
     const std::size_t cols = 4 * std::size_t((np + 3) / 4);
-    return (cols + 11) / 16 * 16 + 4;
+    return form == 4 ? (cols + 27) / 32 * 32 + 4 : (cols + 11) / 16 * 16 + 4;
+}
+
+// x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero), as cvt.rna.tf32.f32
+// does: the bits of a float whose low 13 mantissa bits are zero.
+std::uint32_t tf32_bits(float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u += 0x1000u;
+    return u & 0xffffe000u;
 }
 
 // Dr and Ds in the order form 3 reads them: for node tile nt (8 rows), column step ks (4 columns)
@@ -48,6 +59,22 @@ std::vector<double> mma_fragments(const ReferenceElement& ref) {
     return f;
 }
 
+// Form 4's operands: the fragments above in single precision, each split into TF32 parts, the
+// high parts' bits first, then the low parts' (x - high rounded to TF32).
+std::vector<std::uint32_t> tf32_fragments(const ReferenceElement& ref) {
+    const std::vector<double> f = mma_fragments(ref);
+    std::vector<std::uint32_t> bits(2 * f.size());
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        const float x = float(f[i]);
+        const std::uint32_t hi = tf32_bits(x);
+        float h;
+        std::memcpy(&h, &hi, 4);
+        bits[i] = hi;
+        bits[f.size() + i] = tf32_bits(x - h);
+    }
+    return bits;
+}
+
 // The volume kernel's work-items per group: VEPB elements, one node each, NPW nodes each
 // (ceil(NP / NPW) per element), or one element each (VEW 1), or NPW nodes of EPW elements each
 // (VEW 2).
@@ -55,7 +82,7 @@ std::size_t volume_items(int np, const VolumeShape& g) {
     const std::size_t per_element = std::size_t((np + g.npw - 1) / g.npw);
     if (g.vew == 1) return std::size_t(g.vepb);
     if (g.vew == 2) return std::size_t(g.vepb / g.epw) * per_element;
-    if (g.vew == 3) return std::size_t(g.vepb) * 4; // a warp per 8 elements
+    if (g.vew == 3 || g.vew == 4) return std::size_t(g.vepb) * 4; // a warp per 8 elements
     return std::size_t(g.vepb) * per_element;
 }
 
@@ -64,7 +91,7 @@ std::size_t volume_local_values(int np, const VolumeShape& g, bool local_matrice
     const std::size_t e = std::size_t(g.vepb), n = std::size_t(np), npp = std::size_t(np | 1);
     if (g.vew == 1) return 3 * e * npp;
     if (g.vew == 2) return 3 * std::max(n * (e + 2), e * npp);
-    if (g.vew == 3) return 3 * e * mma_row(np);
+    if (g.vew == 3 || g.vew == 4) return 3 * e * mma_row(np, g.vew);
     return 3 * e * n + (local_matrices ? 2 * n * n : 0);
 }
 
@@ -96,6 +123,10 @@ std::string constant_matrices(const ReferenceElement& ref, bool f64) {
 }
 
 } // namespace
+
+bool has_mma_tf32(const xgpu::DeviceInfo& info) {
+    return info.nv_compute_capability >= 80;
+}
 
 bool has_mma_f64(const xgpu::DeviceInfo& info) {
     return info.nv_compute_capability >= 80 && info.fp64;
@@ -162,16 +193,20 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: surface batches " + std::to_string(options_.surface_batches) + " < 0");
     sb_ = options_.surface_batches;
     const int form = options_.volume_form;
-    if (form < 0 || form > 3)
-        throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1, 2 or 3");
+    if (form < 0 || form > 4)
+        throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1, 2, 3 or 4");
     if (form == 3 && !(f64 && has_mma_f64(info)))
         throw xgpu::InvalidArgument("dg: volume kernel form 3 (tensor cores) needs f64 on an NVIDIA device of compute "
                                     "capability 8.0 or later, not " +
                                     options_.precision + " on " + info.backend + " " + info.name);
-    if (form && form != 3 && options_.volume_batches > 0)
+    if (form == 4 && !(!f64 && has_mma_tf32(info)))
+        throw xgpu::InvalidArgument("dg: volume kernel form 4 (TF32 tensor cores) needs f32 on an NVIDIA device of "
+                                    "compute capability 8.0 or later, not " +
+                                    options_.precision + " on " + info.backend + " " + info.name);
+    if (form && form < 3 && options_.volume_batches > 0)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " takes no batches (" +
                                     std::to_string(options_.volume_batches) + ")");
-    if ((form == 1 || form == 3) && options_.nodes_per_item > 1)
+    if ((form == 1 || form >= 3) && options_.nodes_per_item > 1)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) +
                                     " takes no nodes per work-item (" + std::to_string(options_.nodes_per_item) + ")");
     if (options_.volume_elements_per_item < 0 || (options_.volume_elements_per_item > 0 && form != 2))
@@ -186,7 +221,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     const VolumeShape shape = shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0, 0, 1}
                                           : default_volume_shape(ref.order, cpu, f64, f64 && has_mma_f64(info));
     vew_ = shape_given ? form : shape.vew;
-    vb_ = options_.volume_batches ? options_.volume_batches : vew_ == 3 ? std::max(1, shape.vb) : vew_ ? 0 : shape.vb;
+    vb_ = options_.volume_batches ? options_.volume_batches : vew_ >= 3 ? std::max(1, shape.vb) : vew_ ? 0 : shape.vb;
     npw_ = options_.nodes_per_item ? options_.nodes_per_item
            : vew_ == 2             ? (shape_given ? 4 : shape.npw)
            : vb_ || vew_           ? 1
@@ -199,7 +234,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
             : shape.vepb                       ? shape.vepb
             : vew_                             ? 32
                                                : std::max(1, epb_ * np / ((np + npw_ - 1) / npw_));
-    if (vew_ == 3 && vepb_ % 8)
+    if (vew_ >= 3 && vepb_ % 8)
         throw xgpu::InvalidArgument("dg: " + std::to_string(vepb_) +
                                     " volume elements per group are not a multiple "
                                     "of 8 (form 3 gives a warp 8 elements)");
@@ -246,6 +281,11 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
 
     dr_ = upload(transpose(ref.dr).a);
     if (f64 && has_mma_f64(info)) mma_ = upload(mma_fragments(ref));
+    if (!f64 && has_mma_tf32(info)) {
+        const auto bits = tf32_fragments(ref);
+        mma_ = ctx_.alloc(bits.size() * 4);
+        queue_.write(mma_, bits.data(), bits.size() * 4);
+    }
     ds_ = upload(transpose(ref.ds).a);
     lift_ = upload(transpose(ref.lift).a);
     std::vector<double> vgeo(4 * std::size_t(k_)), sgeo(3 * std::size_t(k_) * faces);
@@ -293,7 +333,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     space.params = {{"NPW", {}},
                     {"VEPB", {1, 2, 4, 8, 16, 32, 64, 128}},
                     {"VB", {0, 1, 2, 4, 16}},
-                    {"VEW", {0, 1, 2, 3}},
+                    {"VEW", {0, 1, 2, 3, 4}},
                     {"EPW", {1, 2, 4}}};
     for (const std::int64_t w : {1, 2, 3, 4, 6})
         if (w <= np) space.params[0].values.push_back(w);
@@ -304,14 +344,15 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         return VolumeShape{int(pt.at("NPW")), int(pt.at("VEPB")), int(pt.at("VB")), int(pt.at("VEW")),
                            int(pt.at("EPW"))};
     };
-    const bool mma = value_size_ == 8 && has_mma_f64(info);
+    const bool mma = value_size_ == 8 && has_mma_f64(info), tf32 = value_size_ == 4 && has_mma_tf32(info);
     space.valid = [=, &info](const xgpu::tune::Point& pt) {
         const VolumeShape g = point_shape(pt);
         // Each form's own parameters only: the others stay at their neutral values.
-        const bool form_ok = g.vew == 0   ? (g.vb == 0 || g.npw == 1) && g.epw == 1
-                             : g.vew == 1 ? g.npw == 1 && g.vb == 0 && g.epw == 1 && g.vepb >= 16
-                             : g.vew == 2 ? g.vb == 0 && g.npw >= 2 && g.vepb >= 16 && g.vepb % g.epw == 0
-                                          : mma && g.npw == 1 && g.epw == 1 && g.vb >= 1 && g.vepb % 8 == 0;
+        const bool form_ok =
+            g.vew == 0   ? (g.vb == 0 || g.npw == 1) && g.epw == 1
+            : g.vew == 1 ? g.npw == 1 && g.vb == 0 && g.epw == 1 && g.vepb >= 16
+            : g.vew == 2 ? g.vb == 0 && g.npw >= 2 && g.vepb >= 16 && g.vepb % g.epw == 0
+                         : (g.vew == 3 ? mma : tf32) && g.npw == 1 && g.epw == 1 && g.vb >= 1 && g.vepb % 8 == 0;
         const std::size_t items = volume_items(np, g);
         return g.npw >= 1 && g.npw <= np && form_ok && items <= info.max_work_group_size && items <= 1024 &&
                value * volume_local_values(np, g, local_matrices) <= info.static_local_memory;

@@ -62,6 +62,9 @@ struct DeviceOptions {
 // of compute capability 8.0 or later with doubles, on either backend (the dialect's
 // XGPU_HAS_MMA_F64, inline PTX on both).
 bool has_mma_f64(const xgpu::DeviceInfo& info);
+// Whether form 4 (f32 as three TF32 products on the tensor cores) can run: an NVIDIA device of
+// compute capability 8.0 or later, on either backend (the dialect's XGPU_HAS_MMA_TF32).
+bool has_mma_tf32(const xgpu::DeviceInfo& info);
 
 // The volume kernel's nodes per work-item when the options leave it at 0, for order N on a
 // device of this type.
@@ -134,9 +137,11 @@ private:
     std::int32_t k_ = 0, knp_ = 0;
     xgpu::Kernel volume_, surface_, update_;
     xgpu::Buffer q_, rhs_, res_, dr_, ds_, lift_, vgeo_, sgeo_, vmap_m_, vmap_p_;
-    xgpu::Buffer mma_; // Dr and Ds as form 3's A operands, where the device has f64 tensor cores
-    // The matrix argument of volume form `form`: Dr transposed, or form 3's operands.
-    const xgpu::Buffer& volume_matrices(int form) const { return form == 3 ? mma_ : dr_; }
+    // Dr and Ds as form 3's A operands (f64) or form 4's TF32 parts (f32), where the device has
+    // the tensor cores.
+    xgpu::Buffer mma_;
+    // The matrix argument of volume form `form`: Dr transposed, or forms 3 and 4's operands.
+    const xgpu::Buffer& volume_matrices(int form) const { return form >= 3 ? mma_ : dr_; }
 
     // Chooses npw_ and vepb_ through xgpu::tune (the tuning database, or tuning on this mesh
     // under XGPU_AUTOTUNE=on/force), the measured default as the start.

@@ -4,8 +4,9 @@
 # batches (NPW 1; VB 0 is the first kernel), each with volume work-groups of about 64, 128 and 256
 # work-items, then one element per work-item with the matrices as constants (VB shown as E) in
 # groups of 32-128, then the tiled kernel (NPW nodes of u elements a work-item, VB shown as Tu)
-# over 32 elements a group, then the tensor-core kernel (VB shown as Mb: b batches a group; f64
-# on NVIDIA devices of compute capability 8.0 and later, either backend; skipped elsewhere) over
+# over 32 elements a group, then the tensor-core kernel (VB shown as Mb: b batches a group; form
+# 3 in f64, form 4 in f32; NVIDIA devices of compute capability 8.0 and later, either backend;
+# skipped elsewhere) over
 # 16-64 elements a group, the volume kernel's ms per call and GFLOP/s as dg prints them (device events, flops
 # counted from the algorithm), on a mesh of about 2 million degrees of freedom; one Markdown row
 # per variant, the fastest per order marked. Use it to choose default_volume_shape
@@ -39,7 +40,10 @@ for n in $orders; do
         case $b in
         E) per=1 form="--volume-form 1" sizes="32 64 128" ;;
         T*) form="--volume-form 2 --volume-elements-per-item ${b#T}" sizes=32 ;;
-        M*) form="--volume-form 3 --volume-batches ${b#M}" sizes="16 32 64" ;;
+        M*) # form 3 in f64, form 4 (three TF32 products) in f32
+            mform=3
+            [ "$precision" = f32 ] && mform=4
+            form="--volume-form $mform --volume-batches ${b#M}" sizes="16 32 64" ;;
         esac
         for g in $sizes; do
             e=$(( (g + per - 1) / per ))

@@ -80,8 +80,9 @@ int main(int argc, char** argv) try {
     app.add_option("--volume-form", s.vew,
                    "the volume kernel: 1 one element per work-item with the matrices as constants in the source, "
                    "2 tiled (nodes per work-item x elements per work-item), 3 on the tensor cores (f64, NVIDIA compute "
-                   "capability 8.0+, either backend); 0: the others")
-        ->check(CLI::Range(0, 3));
+                   "capability 8.0+, either backend), 4 on the TF32 tensor cores, three products a product (f32, "
+                   "the same devices); 0: the others")
+        ->check(CLI::Range(0, 4));
     app.add_option("--volume-elements-per-item", s.epw, "with --volume-form 2: elements per work-item (0: 2)")
         ->check(CLI::Range(0, 64));
     app.add_option("--surface-batches", s.sb,

@@ -215,7 +215,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         rhs[2 * KNP + first + g] = s_u[2 * SN + s];
     }
 }
-#elif VEW == 3
+#elif VEW == 3 || VEW == 4
 /* On the tensor cores (XGPU_HAS_MMA_F64: NVIDIA, compute capability 8.0 and later, f64; inline
  * PTX on either backend): each warp takes 8 elements
  * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr U and
@@ -235,10 +235,25 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
  * stores it once. */
 #define NT ((NP + 7) / 8)
 #define KS ((NP + 3) / 4)
+#if VEW == 4
+/* Form 4: the same in single precision on the TF32 tensor cores (XGPU_HAS_MMA_TF32), each
+ * product as three: A = Ah + Al and B = Bh + Bl split into TF32 parts (10-bit mantissas), and
+ * A B ~ Al Bh + Ah Bl + Ah Bh (Al Bl dropped, 2^-22 relative), about single precision's own
+ * rounding. drT holds the fragments' bits: the Ah parts as above, then the Al parts. Rows of
+ * floats US = 4 mod 32 apart (conflict-free B loads). */
+#define US (((4 * KS + 27) / 32) * 32 + 4)
+#define AFRAGS (NT * KS * 2 * 32)
+#else
 #define US (((4 * KS + 11) / 16) * 16 + 4)
+#endif
 #define WARPS (VEPB / 8)
 #define PF ((8 * NP + 31) / 32)
-XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
+#if VEW == 4
+#define FRAG uint32_t
+#else
+#define FRAG T
+#endif
+XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const FRAG* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
     XGPU_LOCAL T s_u[WARPS * 24 * US];
@@ -308,7 +323,59 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
             for (int32_t m = 0; m < 6; ++m)
                 c[m][0] = c[m][1] = c[m][2] = c[m][3] = (T)0;
             const int32_t nt1 = nt0 + 1 < NT ? nt0 + 1 : nt0;
-#if defined(XGPU_HAS_MMA_F64_M16)
+#if VEW == 4
+#define AL_OF(nt, ks, m) drT[AFRAGS + (((nt) * KS + (ks)) * 2 + (m)) * 32 + lane]
+/* b's TF32 parts. */
+#define SPLIT(b, hi, lo)                                                                         \
+    {                                                                                            \
+        const float b_ = (b);                                                                    \
+        hi = xgpu_tf32(b_);                                                                      \
+        lo = xgpu_tf32(b_ - xgpu_tf32_value(hi));                                                \
+    }
+#pragma unroll
+            for (int32_t ks = 0; ks + 1 < KS; ks += 2) {
+                uint32_t bh[3][2], bl[3][2];
+#pragma unroll
+                for (int32_t f = 0; f < 3; ++f) {
+                    SPLIT(B_OF(f, ks), bh[f][0], bl[f][0])
+                    SPLIT(B_OF(f, ks + 1), bh[f][1], bl[f][1])
+                }
+#pragma unroll
+                for (int32_t m = 0; m < 2; ++m) {
+                    const uint32_t a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, m), a2 = A_OF(nt0, ks + 1, m),
+                                   a3 = A_OF(nt1, ks + 1, m);
+                    const uint32_t l0 = AL_OF(nt0, ks, m), l1 = AL_OF(nt1, ks, m), l2 = AL_OF(nt0, ks + 1, m),
+                                   l3 = AL_OF(nt1, ks + 1, m);
+#pragma unroll
+                    for (int32_t f = 0; f < 3; ++f) {
+                        xgpu_mma_m16n8k8_tf32(c[2 * f + m], l0, l1, l2, l3, bh[f][0], bh[f][1]);
+                        xgpu_mma_m16n8k8_tf32(c[2 * f + m], a0, a1, a2, a3, bl[f][0], bl[f][1]);
+                        xgpu_mma_m16n8k8_tf32(c[2 * f + m], a0, a1, a2, a3, bh[f][0], bh[f][1]);
+                    }
+                }
+            }
+#if KS % 2
+            {
+                uint32_t bh[3], bl[3];
+#pragma unroll
+                for (int32_t f = 0; f < 3; ++f)
+                    SPLIT(B_OF(f, KS - 1), bh[f], bl[f])
+#pragma unroll
+                for (int32_t m = 0; m < 2; ++m) {
+                    const uint32_t a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, m);
+                    const uint32_t l0 = AL_OF(nt0, KS - 1, m), l1 = AL_OF(nt1, KS - 1, m);
+#pragma unroll
+                    for (int32_t f = 0; f < 3; ++f) {
+                        xgpu_mma_m16n8k4_tf32(c[2 * f + m], l0, l1, bh[f]);
+                        xgpu_mma_m16n8k4_tf32(c[2 * f + m], a0, a1, bl[f]);
+                        xgpu_mma_m16n8k4_tf32(c[2 * f + m], a0, a1, bh[f]);
+                    }
+                }
+            }
+#endif
+#undef SPLIT
+#undef AL_OF
+#elif defined(XGPU_HAS_MMA_F64_M16)
 #pragma unroll
             for (int32_t ks = 0; ks + 1 < KS; ks += 2)
 #pragma unroll
@@ -364,6 +431,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #undef LOAD_BATCH_VALUE
 #undef K0
 }
+#undef FRAG
 #elif VB
 /* Rows in registers: work-item l is node n of element slot e; Dr and Ds's rows n (2 NP values)
  * are loaded once into registers, then for each batch of VEPB elements the fields are staged in
