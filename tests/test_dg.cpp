@@ -211,7 +211,8 @@ TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked aga
         ::setenv("XGPU_AUTOTUNE", "off", 1);
         dg::DeviceMaxwell plain(ctx, d, {precision});
         const auto shape = dg::default_volume_shape(4, ctx.device().type() == xgpu::DeviceType::cpu, precision == "f64",
-                                                    precision == "f64" && dg::has_mma_f64(ctx.device().info()));
+                                                    precision == "f64" ? dg::has_mma_f64(ctx.device().info())
+                                                                       : dg::has_mma_tf32(ctx.device().info()));
         CHECK(plain.nodes_per_item() == shape.npw);
         CHECK(plain.volume_batches() == shape.vb);
         CHECK(plain.volume_form() == shape.vew);

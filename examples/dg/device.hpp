@@ -78,7 +78,8 @@ int default_nodes_per_item(int order, bool cpu);
 struct VolumeShape {
     int npw = 1, vepb = 0, vb = 0, vew = 0, epw = 1;
 };
-// mma: the device has f64 tensor cores (has_mma_f64) and the precision is f64.
+// mma: the device has the tensor-core products of the precision (has_mma_f64 for f64, has_mma_tf32
+// for f32).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma = false);
 
 // The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
