@@ -221,8 +221,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                     std::to_string(options_.volume_elements_per_group) + " < 0");
     const bool shape_given = options_.nodes_per_item || options_.volume_elements_per_group || options_.volume_batches ||
                              form || options_.volume_elements_per_item;
-    const VolumeShape shape = shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0, 0, 1}
-                                          : default_volume_shape(ref.order, cpu, f64, f64 ? has_mma_f64(info) : has_mma_tf32(info));
+    const VolumeShape shape =
+        shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0, 0, 1}
+                    : default_volume_shape(ref.order, cpu, f64, f64 ? has_mma_f64(info) : has_mma_tf32(info));
     vew_ = shape_given ? form : shape.vew;
     vb_ = options_.volume_batches ? options_.volume_batches : vew_ >= 3 ? std::max(1, shape.vb) : vew_ ? 0 : shape.vb;
     npw_ = options_.nodes_per_item ? options_.nodes_per_item
