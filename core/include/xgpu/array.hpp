@@ -51,6 +51,9 @@ struct ArrayDesc {
 using Index = std::variant<std::int64_t, Slice>;
 
 ArrayDesc make_array(const Context& ctx, DType dtype, const Shape& shape, Order order);
+// numpy.may_share_memory: whether the two arrays' byte ranges in one buffer (from the lowest to
+// the highest element each can reach) intersect; false for different buffers or an empty array.
+bool may_share_memory(const ArrayDesc& a, const ArrayDesc& b);
 ArrayDesc view(const ArrayDesc& a, std::span<const Index> index);
 ArrayDesc reshape(const ArrayDesc& a, const Shape& shape);
 ArrayDesc transpose(const ArrayDesc& a, std::span<const std::size_t> axes);

@@ -81,6 +81,26 @@ bool matches(const ArrayDesc& a, const Strides& want) {
 }
 } // namespace
 
+namespace {
+// The bytes [first, last) of the buffer the array's elements can reach.
+std::pair<std::int64_t, std::int64_t> byte_extent(const ArrayDesc& a) {
+    std::int64_t lo = a.offset, hi = a.offset;
+    for (std::size_t d = 0; d < a.shape.size(); ++d) {
+        const std::int64_t reach = (std::int64_t(a.shape[d]) - 1) * a.strides[d];
+        (reach < 0 ? lo : hi) += reach;
+    }
+    const auto item = std::int64_t(info(a.dtype).size);
+    return {lo * item, (hi + 1) * item};
+}
+} // namespace
+
+bool may_share_memory(const ArrayDesc& a, const ArrayDesc& b) {
+    if (!a.buffer || !(a.buffer == b.buffer) || a.size() == 0 || b.size() == 0) return false;
+    const auto [a0, a1] = byte_extent(a);
+    const auto [b0, b1] = byte_extent(b);
+    return a0 < b1 && b0 < a1;
+}
+
 bool ArrayDesc::is_c_contiguous() const {
     return size() == 0 || matches(*this, contiguous_strides(shape, Order::C));
 }

@@ -148,7 +148,7 @@ unsigned lanes_for(double mean) {
 
 // Whether two arrays may touch the same bytes.
 bool may_overlap(const xgpu::detail::ArrayDesc& a, const xgpu::detail::ArrayDesc& b) {
-    return a.buffer && a.buffer == b.buffer;
+    return xgpu::detail::may_share_memory(a, b);
 }
 
 template <Value T> Array<T> contiguous(const Array<T>& a) {

@@ -31,7 +31,8 @@ template <class T> void check_vectors(std::int64_t n, const Array<T>& x, const A
                                      n, x.size(), y.size()));
     if (!x.is_contiguous() || !y.is_contiguous())
         throw InvalidArgument("xgpu: Laplacian apply needs contiguous x and y");
-    if (x.desc().buffer == y.desc().buffer) throw InvalidArgument("xgpu: Laplacian apply: y shares memory with x");
+    if (detail::may_share_memory(x.desc(), y.desc()))
+        throw InvalidArgument("xgpu: Laplacian apply: y shares memory with x");
 }
 
 // Half the work-group size rounded up to a power of two: the first step of a tree sum over it.
@@ -104,7 +105,7 @@ void check_partial(const Context& ctx, const Array<T>& x, const Array<T>& y, con
         throw InvalidArgument(
             fmt::format("xgpu: apply_dot: {} partial sums asked for; at most 2^20 work-groups", partial.size()));
     if (!(partial.context() == ctx)) throw InvalidArgument("xgpu: apply_dot: partial belongs to another context");
-    if (partial.desc().buffer == x.desc().buffer || partial.desc().buffer == y.desc().buffer)
+    if (detail::may_share_memory(partial.desc(), x.desc()) || detail::may_share_memory(partial.desc(), y.desc()))
         throw InvalidArgument("xgpu: apply_dot: partial shares memory with x or y");
 }
 
