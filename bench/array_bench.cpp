@@ -108,6 +108,51 @@ void latency(const xgpu::Context& ctx, xgpu::Philox& gen) {
                         q.finish();
                     }));
     }
+    {
+        // The host's cost of a launch in a long run of them (the queue's backlog growing, as in a
+        // solver's loop), by the kernel's number of buffer parameters: 1, 6 or 12 distinct buffers.
+        std::vector<xgpu::Array<double>> bufs;
+        for (int i = 0; i < 12; ++i)
+            bufs.push_back(xgpu::zeros<double>(ctx, {256}));
+        const auto params = [](int n) {
+            std::string s;
+            for (int i = 0; i < n; ++i)
+                s += "XGPU_GLOBAL double* a" + std::to_string(i) + ", ";
+            return s;
+        };
+        auto k1 = ctx.compile("XGPU_KERNEL void xgpu_bench_b1(" + params(1) +
+                              "const uint64_t n) { if (XGPU_GLOBAL_ID(0) >= n) a0[0] = 0; }")
+                      .kernel("xgpu_bench_b1");
+        auto k6 = ctx.compile("XGPU_KERNEL void xgpu_bench_b6(" + params(6) +
+                              "const uint64_t n) { if (XGPU_GLOBAL_ID(0) >= n) a0[0] = a5[0]; }")
+                      .kernel("xgpu_bench_b6");
+        auto k12 = ctx.compile("XGPU_KERNEL void xgpu_bench_b12(" + params(12) +
+                               "const uint64_t n) { if (XGPU_GLOBAL_ID(0) >= n) a0[0] = a11[0]; }")
+                       .kernel("xgpu_bench_b12");
+        const xgpu::Grid grid{256, 256};
+        const auto b = [&](int i) { return bufs[std::size_t(i)].buffer(); };
+        const auto run = [&](const char* what, const std::function<void(std::uint64_t)>& launch) {
+            std::vector<double> per;
+            for (int r = 0; r < 7; ++r) {
+                const int n = 1000;
+                const auto t0 = std::chrono::steady_clock::now();
+                for (int i = 0; i < n; ++i)
+                    launch(std::uint64_t(i & 1)); // a changing argument, as a solver's iteration count
+                const auto t1 = std::chrono::steady_clock::now();
+                q.finish();
+                per.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / n);
+            }
+            std::printf("| %s, 1000 launches in a row, enqueue only (host, per launch) | %.2f |\n", what, median(per));
+        };
+        run("1 buffer", [&](std::uint64_t v) { k1.launch(q, grid, b(0), v); });
+        run("6 buffers", [&](std::uint64_t v) { k6.launch(q, grid, b(0), b(1), b(2), b(3), b(4), b(5), v); });
+        run("12 buffers", [&](std::uint64_t v) {
+            k12.launch(q, grid, b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), b(9), b(10), b(11), v);
+        });
+        run("12 buffers, all the same", [&](std::uint64_t v) {
+            k12.launch(q, grid, b(0), b(0), b(0), b(0), b(0), b(0), b(0), b(0), b(0), b(0), b(0), b(0), v);
+        });
+    }
     for (unsigned g : {256u, 512u, 1024u})
         for (unsigned items : {2u, 4u, 8u}) {
             if (g > ctx.device().info().max_work_group_size) continue;
@@ -115,8 +160,13 @@ void latency(const xgpu::Context& ctx, xgpu::Philox& gen) {
             shape.group_size = g;
             shape.items = items;
             xgpu::LaunchShapeScope scope(xgpu::KernelFamily::reduction, shape);
-            std::printf("| dot, .get(), reduction shape %s | %.1f |\n", shape.key().c_str(),
-                        wall_us([&] { h = xgpu::dot(x, y).get(); }));
+            try {
+                std::printf("| dot, .get(), reduction shape %s | %.1f |\n", shape.key().c_str(),
+                            wall_us([&] { h = xgpu::dot(x, y).get(); }));
+            } catch (const xgpu::InvalidArgument&) { // the compiled kernel's own limit is lower
+                std::printf("| dot, .get(), reduction shape %s | (above the kernel's work-group limit) |\n",
+                            shape.key().c_str());
+            }
         }
     (void)h;
 }
