@@ -101,31 +101,41 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
     const Precond kind = precond_kind(o.preconditioner);
     const Solve<T> s(ctx, "pipecg.kernel", n, kind);
     FormTrial<T> trial(a, s.queue(), o);
-    const auto vec = [&] { return empty<T>(ctx, {n}); };
-    // Without a preconditioner u is r.
-    Array<T> r = vec(), w = vec(), sv = zeros<T>(ctx, {n}), d = zeros<T>(ctx, {n});
-    Array<T> u = kind == Precond::none ? r : vec();
+    // r, w, s, p (and u where there is a preconditioner) and the two blocks of partial sums the
+    // iterations pass on, in one buffer (kernels/pipecg.kernel says why), each vector from a
+    // multiple of 64 values (aligned as a buffer of its own would be).
+    const std::uint64_t stride = (n + 63) / 64 * 64, g = s.groups();
+    const std::uint64_t sums = (kind == Precond::none ? 4 : 5) * stride; // where the blocks start
+    Array<T> ws = zeros<T>(ctx, {std::size_t(sums + 6 * g)});
+    const auto at = [&](std::uint64_t first, std::uint64_t count) {
+        return ws(slice(std::int64_t(first), std::int64_t(first + count)));
+    };
+    Array<T> r = at(0, n), w = at(stride, n);                   // s and p: the update's alone, at sv_o and d_o
+    Array<T> u = kind == Precond::none ? r : at(4 * stride, n); // without a preconditioner u is r
+    const std::uint64_t r_o = 0, w_o = stride, sv_o = 2 * stride, d_o = 3 * stride,
+                        u_o = kind == Precond::none ? 0 : 4 * stride;
+    const auto block = [&](int i) { return sums + 3 * g * std::uint64_t(i); };
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
-    const auto buf = [](const Array<T>& v) { return v.buffer(); };
+    const Buffer& wsb = ws.buffer();
 
     a.apply(p.x, w);
-    s.launch("xgpu_pipecg_residual", s.partial(1), buf(p.b), buf(w), buf(r), buf(u), dinv);
+    s.launch("xgpu_pipecg_residual", s.partial(1), p.b.buffer(), wsb, w_o, wsb, r_o, wsb, u_o, dinv);
     if (kind == Precond::external) o.preconditioner.apply(r, u);
     s.gather(1, 2, Slot::rr, Slot::bb);
     if (!settled(s.read(), p, o, rep)) {
         const T thr = T(threshold(o, rep.rhs_norm));
         a.apply(u, w);
-        s.launch("xgpu_cgcg_dots", s.partial(0), buf(r), buf(u), buf(w));
+        s.launch("xgpu_cgcg_dots", wsb, block(0), r_o, u_o, w_o);
         // The update writes r.u and r.r; w.u comes with w = A u where the operator fuses it (not
         // after an external preconditioner, whose u the update does not know yet).
         bool fused = fuse_dots(a, o) && kind != Precond::external;
-        const Array<T> wu[2] = {s.partial_row(0, 1), s.partial_row(1, 1)};
+        const Array<T> wu[2] = {at(block(0) + g, g), at(block(1) + g, g)};
         iterate<T>(
             s, o, p.max_iterations, rep.rhs_norm, 1,
             [&](std::int64_t it) {
                 const int in = int((it + 1) & 1), out = int(it & 1);
-                s.launch("xgpu_cgcg_update", s.partial(in), s.partial(out), buf(p.x), buf(r), buf(u), buf(w), buf(sv),
-                         buf(d), dinv, thr, it);
+                s.launch("xgpu_cgcg_update", wsb, block(in), block(out), p.x.buffer(), r_o, u_o, w_o, sv_o, d_o, dinv,
+                         thr, it);
                 if (kind == Precond::external) o.preconditioner.apply(r, u);
                 Array<T> row = wu[out];
                 if (trial.before(it)) fused = fuse_dots(a, o) && kind != Precond::external;
@@ -133,7 +143,7 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
                 rep.fused_dot = fused;
                 if (!fused) {
                     a.apply(u, w);
-                    s.launch("xgpu_cgcg_dots", s.partial(out), buf(r), buf(u), buf(w));
+                    s.launch("xgpu_cgcg_dots", wsb, block(out), r_o, u_o, w_o);
                 }
                 trial.after(it);
             },
@@ -172,7 +182,8 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
     // partial sums of r.u, w.u and r.r that the next update reads, and m = M w.
     const auto residuals = [&] {
         a.apply(p.x, nv);
-        s.launch("xgpu_pipecg_residual", s.partial(2), buf(p.b), buf(nv), buf(r), buf(u), dinv);
+        s.launch("xgpu_pipecg_residual", s.partial(2), buf(p.b), buf(nv), std::uint64_t(0), buf(r), std::uint64_t(0),
+                 buf(u), std::uint64_t(0), dinv);
         if (kind == Precond::external) M.apply(r, u);
     };
     const auto dots = [&](int parity) {
