@@ -112,9 +112,10 @@ int main(int argc, char** argv) try {
         op.volume_form() == 1 ? std::string(" (one element per work-item, matrices as constants)")
         : op.volume_form() == 2
             ? " (tiled, " + std::to_string(op.volume_elements_per_item()) + " elements per work-item)"
-        : op.volume_form() == 3 ? " (tensor cores, " + std::to_string(op.volume_batches()) + " batches)"
-        : op.volume_batches()   ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)"
-                                : "";
+        : op.volume_form() >= 3 ? std::string(op.volume_form() == 4 ? " (TF32 tensor cores, " : " (tensor cores, ") +
+                                      std::to_string(op.volume_batches()) + " batches)"
+        : op.volume_batches() ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)"
+                              : "";
     std::printf(
         "precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
         "per group%s, matrices in %s memory%s\n",
