@@ -384,8 +384,9 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         pr.tolerance = value_size_ == 8 ? 1e-10 : 1e-5;
         return pr;
     };
-    // Version 5: form 3 rewritten (2026-12-02), offered on NVIDIA's OpenCL too, VB 2 in the space.
-    const xgpu::tune::Key key{"dg_volume", 5,
+    // Version 5: form 3 rewritten (2026-12-02), offered on NVIDIA's OpenCL too, VB 2 in the space;
+    // 6: form 4 (f32, TF32 tensor cores) in the space.
+    const xgpu::tune::Key key{"dg_volume", 6,
                               std::string(value_size_ == 8 ? "f64" : "f32") + ",N" + std::to_string(d_->ref.order) +
                                   (local_matrices ? ",local" : ""),
                               std::uint64_t(k_) * std::uint64_t(np)};
