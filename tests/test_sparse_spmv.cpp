@@ -250,13 +250,21 @@ TEST_CASE("spmv refuses bad input before any work") {
         std::vector<double> hx(8);
         for (std::size_t i = 0; i < hx.size(); ++i)
             hx[i] = 0.25 * double(i) - 1.0;
-        auto xs = both(slice(0, 8)), ys = both(slice(8, 18));
-        xs.assign(to_device<double>(ctx, hx));
-        spmv(a, xs, ys);
         auto xo = to_device<double>(ctx, hx), yo = zeros<double>(ctx, {10});
         spmv(a, xo, yo);
-        CHECK(ys.get() == yo.get());
-        CHECK(xs.get() == hx);
+        // Every format writes y's elements and nothing else: x before y and guards after it stay.
+        auto shared = zeros<double>(ctx, {26});
+        auto xs = shared(slice(0, 8)), ys = shared(slice(8, 18)), guard = shared(slice(18, 26));
+        for (Format f : formats()) {
+            INFO(name(f));
+            xs.assign(xo);
+            ys.fill(-7.0);
+            guard.fill(3.5);
+            spmv(a, xs, ys, 1.0, 0.0, f);
+            CHECK(ys.get() == yo.get());
+            CHECK(xs.get() == hx);
+            CHECK(guard.get() == std::vector<double>(8, 3.5));
+        }
         CHECK_THROWS_AS(parse_format("ell"), InvalidArgument);
         CHECK_THROWS_WITH(parse_format("ell"),
                           Contains("'ell' is not an SpMV format: automatic, csr_scalar, csr_vector, merge_path, sell, "
