@@ -76,13 +76,16 @@ XGPU_DEVICE_FN void k_totals(XGPU_GLOBAL const T* partial, const uint64_t groups
     k_group_sum(scratch, lid, v, m);
 }
 
-/* Partial sums of a.b into row `row` of `partial`. */
+/* Partial sums of a.b into `partial` from value partial_o on; a and b from their offsets. */
 XGPU_KERNEL void xgpu_krylov_dot(const uint64_t n, const uint64_t chunk, XGPU_GLOBAL T* s, XGPU_GLOBAL T* partial,
-                                 const uint32_t row, XGPU_GLOBAL const T* a, XGPU_GLOBAL const T* b) {
+                                 const uint64_t partial_o, XGPU_GLOBAL const T* a_base, const uint64_t a_o,
+                                 XGPU_GLOBAL const T* b_base, const uint64_t b_o) {
     K_BEGIN(s)
+    XGPU_GLOBAL const T* a = a_base + a_o;
+    XGPU_GLOBAL const T* b = b_base + b_o;
     T v[1] = {(T)0};
     K_FOR(j) v[0] += a[j] * b[j];
-    k_partials(partial + row * (uint64_t)XGPU_NUM_GROUPS(0), scratch, lid, v, 1);
+    k_partials(partial + partial_o, scratch, lid, v, 1);
 }
 
 /* One work-group: the totals of rows 0 .. m-1 of `partial` into the state's slots slot0..slot2. */

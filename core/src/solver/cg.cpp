@@ -43,23 +43,27 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
     const Precond kind = precond_kind(o.preconditioner);
     const Solve<T> s(ctx, "cg.kernel", n, kind);
     FormTrial<T> trial(a, s.queue(), o);
-    const auto vec = [&] { return empty<T>(ctx, {n}); };
-    Array<T> r = vec(), d = vec(), q = vec(), z = kind == Precond::none ? r : vec();
+    // r, p (d), q (and z where there is a preconditioner; without one z is r) and two blocks of
+    // partial sums (p.q; r.z and r.r) in one buffer (krylov.hpp's Workspace says why).
+    const Workspace<T> ws(ctx, n, kind == Precond::none ? 3 : 4, s.groups(), 2);
+    Array<T> r = ws.vector(0), d = ws.vector(1), q = ws.vector(2), z = kind == Precond::none ? r : ws.vector(3);
+    const std::uint64_t r_o = ws.offset(0), d_o = ws.offset(1), q_o = ws.offset(2),
+                        z_o = ws.offset(kind == Precond::none ? 0 : 3), pq_o = ws.block(0), rz_o = ws.block(1);
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
-    const Buffer& xb = p.x.buffer();
+    const Buffer &xb = p.x.buffer(), &wsb = ws.buffer();
 
     a.apply(p.x, q);
-    s.launch("xgpu_cg_init", s.partial(0), p.b.buffer(), q.buffer(), r.buffer(), z.buffer(), d.buffer(), dinv);
+    s.launch("xgpu_cg_init", s.partial(0), p.b.buffer(), wsb, q_o, r_o, z_o, d_o, dinv);
     if (kind == Precond::external) { // z = M r, d = z, r.z in row 0
         o.preconditioner.apply(r, z);
         d.assign(z);
-        s.launch("xgpu_krylov_dot", s.partial(0), std::uint32_t(0), r.buffer(), z.buffer());
+        s.launch("xgpu_krylov_dot", s.partial(0), std::uint64_t(0), wsb, r_o, wsb, z_o);
     }
     s.gather(0, 3, Slot::rho, Slot::rr, Slot::bb);
     if (!settled(s.read(), p, o, rep)) {
         const T thr = T(threshold(o, rep.rhs_norm));
         bool fused = fuse_dots(a, o);
-        Array<T> pq = s.partial_row(1);
+        Array<T> pq = ws.block_row(0, 0);
         iterate<T>(
             s, o, p.max_iterations, rep.rhs_norm, 0,
             [&](std::int64_t it) {
@@ -70,16 +74,15 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
                 rep.fused_dot = fused;
                 if (!fused) {
                     a.apply(d, q);
-                    s.launch("xgpu_krylov_dot", s.partial(1), std::uint32_t(0), d.buffer(), q.buffer());
+                    s.launch("xgpu_krylov_dot", wsb, pq_o, wsb, d_o, wsb, q_o);
                 }
                 trial.after(it);
-                s.launch("xgpu_cg_update", s.partial(1), s.partial(2), xb, r.buffer(), d.buffer(), q.buffer(),
-                         z.buffer(), dinv, it);
+                s.launch("xgpu_cg_update", wsb, pq_o, rz_o, xb, r_o, d_o, q_o, z_o, dinv, it);
                 if (kind == Precond::external) {
                     o.preconditioner.apply(r, z);
-                    s.launch("xgpu_krylov_dot", s.partial(2), std::uint32_t(0), r.buffer(), z.buffer());
+                    s.launch("xgpu_krylov_dot", wsb, rz_o, wsb, r_o, wsb, z_o);
                 }
-                s.launch("xgpu_cg_direction", s.partial(2), d.buffer(), z.buffer(), thr, it);
+                s.launch("xgpu_cg_direction", wsb, rz_o, d_o, z_o, thr, it);
             },
             rep);
     }
@@ -101,20 +104,14 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
     const Precond kind = precond_kind(o.preconditioner);
     const Solve<T> s(ctx, "pipecg.kernel", n, kind);
     FormTrial<T> trial(a, s.queue(), o);
-    // r, w, s, p (and u where there is a preconditioner) and the two blocks of partial sums the
-    // iterations pass on, in one buffer (kernels/pipecg.kernel says why), each vector from a
-    // multiple of 64 values (aligned as a buffer of its own would be).
-    const std::uint64_t stride = (n + 63) / 64 * 64, g = s.groups();
-    const std::uint64_t sums = (kind == Precond::none ? 4 : 5) * stride; // where the blocks start
-    Array<T> ws = zeros<T>(ctx, {std::size_t(sums + 6 * g)});
-    const auto at = [&](std::uint64_t first, std::uint64_t count) {
-        return ws(slice(std::int64_t(first), std::int64_t(first + count)));
-    };
-    Array<T> r = at(0, n), w = at(stride, n);                   // s and p: the update's alone, at sv_o and d_o
-    Array<T> u = kind == Precond::none ? r : at(4 * stride, n); // without a preconditioner u is r
-    const std::uint64_t r_o = 0, w_o = stride, sv_o = 2 * stride, d_o = 3 * stride,
-                        u_o = kind == Precond::none ? 0 : 4 * stride;
-    const auto block = [&](int i) { return sums + 3 * g * std::uint64_t(i); };
+    // r, w, s, p (and u where there is a preconditioner; without one u is r) and the two blocks of
+    // partial sums the iterations pass on, in one buffer (krylov.hpp's Workspace says why).
+    const Workspace<T> ws(ctx, n, kind == Precond::none ? 4 : 5, s.groups(), 2);
+    Array<T> r = ws.vector(0), w = ws.vector(1); // s and p: the update's alone
+    Array<T> u = kind == Precond::none ? r : ws.vector(4);
+    const std::uint64_t r_o = ws.offset(0), w_o = ws.offset(1), sv_o = ws.offset(2), d_o = ws.offset(3),
+                        u_o = ws.offset(kind == Precond::none ? 0 : 4);
+    const auto block = [&](int i) { return ws.block(std::uint64_t(i)); };
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
     const Buffer& wsb = ws.buffer();
 
@@ -129,7 +126,7 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
         // The update writes r.u and r.r; w.u comes with w = A u where the operator fuses it (not
         // after an external preconditioner, whose u the update does not know yet).
         bool fused = fuse_dots(a, o) && kind != Precond::external;
-        const Array<T> wu[2] = {at(block(0) + g, g), at(block(1) + g, g)};
+        const Array<T> wu[2] = {ws.block_row(0, 1), ws.block_row(1, 1)};
         iterate<T>(
             s, o, p.max_iterations, rep.rhs_norm, 1,
             [&](std::int64_t it) {

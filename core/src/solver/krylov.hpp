@@ -56,12 +56,8 @@ public:
     const Context& context() const { return ctx_; }
     const Queue& queue() const { return queue_; }
     const Buffer& state() const { return state_; }
-    // Partial-sum buffers (3 rows of `groups` values each), and a row of one as an array
-    // (where a FusedDotOperator writes its partial sums).
+    // Partial-sum buffers (3 rows of `groups` values each).
     Buffer partial(int i) const { return partial_[i].buffer(); }
-    Array<T> partial_row(int i, int row = 0) const {
-        return partial_[i](slice(std::int64_t(row * groups_), std::int64_t((row + 1) * groups_)));
-    }
     std::uint64_t groups() const { return groups_; }
     // A buffer to pass where a kernel's unused vector argument goes.
     const Buffer& dummy() const { return state_; }
@@ -82,6 +78,31 @@ private:
     Buffer state_;
     Array<T> partial_[3];
     mutable std::vector<std::pair<std::string, Kernel>> kernels_; // a Solve is used by one thread
+};
+
+// A solve's vectors and the blocks of partial sums its iterations pass on, in one buffer: NVIDIA's
+// OpenCL spends about 0.5 us of host time per buffer argument of a launch (H200, 2026-12-02,
+// bench/array_bench.cpp --latency: 5.8 us with 1 buffer, 10.9 with 12), and a small system's
+// iteration is its launches' host time, so the kernels take the buffer once and offsets (in
+// values). Vector i starts at a multiple of 64 values; each block holds 3 rows of `groups` sums.
+template <class T> class Workspace {
+public:
+    Workspace(const Context& ctx, std::uint64_t n, std::uint64_t vectors, std::uint64_t groups, std::uint64_t blocks)
+        : n_(n), stride_((n + 63) / 64 * 64), groups_(groups), sums_(vectors * stride_),
+          all_(zeros<T>(ctx, {std::size_t(sums_ + 3 * groups * blocks)})) {}
+    const Buffer& buffer() const { return all_.buffer(); }
+    std::uint64_t offset(std::uint64_t i) const { return i * stride_; }
+    Array<T> vector(std::uint64_t i) const { return view(offset(i), n_); }
+    // Where block i's row `row` starts, and that row as an array (a FusedDotOperator's partial).
+    std::uint64_t block(std::uint64_t i, std::uint64_t row = 0) const { return sums_ + (3 * i + row) * groups_; }
+    Array<T> block_row(std::uint64_t i, std::uint64_t row) const { return view(block(i, row), groups_); }
+
+private:
+    Array<T> view(std::uint64_t first, std::uint64_t count) const {
+        return all_(slice(std::int64_t(first), std::int64_t(first + count)));
+    }
+    std::uint64_t n_, stride_, groups_, sums_;
+    Array<T> all_;
 };
 
 // A solve's inputs, checked and made contiguous: throws before any work.
