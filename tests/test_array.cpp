@@ -461,6 +461,14 @@ TEST_CASE("shape mismatches and bad indices throw before any launch, leaving dat
         auto r = arange<float>(ctx, 6);
         r = r(slice({}, {}, -1)) + 0.0f;
         CHECK(r.get() == std::vector<float>{5, 4, 3, 2, 1, 0});
+        // Views of one buffer: disjoint ranges are written directly, an overlapping shift through a
+        // temporary; both give numpy's result.
+        auto w = arange<float>(ctx, 8);
+        auto lo = w(slice(0, 4)), hi = w(slice(4, 8)), mid = w(slice(2, 6));
+        lo = hi * 2.0f;
+        CHECK(w.get() == std::vector<float>{8, 10, 12, 14, 4, 5, 6, 7});
+        hi = mid + 1.0f;
+        CHECK(w.get() == std::vector<float>{8, 10, 12, 14, 13, 15, 5, 6});
     }
 }
 

@@ -204,7 +204,7 @@ void evaluate(const Node& expr, const ArrayDesc& dst) {
     // while still being read: compute into a temporary first.
     bool overlap = false;
     for_each_array(expr, [&](const ArrayDesc& a) {
-        if (a.buffer == dst.buffer && !same_layout(a, dst)) overlap = true;
+        if (may_share_memory(a, dst) && !same_layout(a, dst)) overlap = true;
     });
     if (overlap) {
         ArrayDesc tmp = make_array(dst.context, dst.dtype, dst.shape, Order::C);

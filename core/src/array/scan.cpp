@@ -222,26 +222,13 @@ void run(const ScanOp& op, bool segmented, const ScanCode& code, const std::vect
     launch(ctx, k, args, ts, n, groups, totals, tflags, 1);
 }
 
-// The elements an array may touch, as [first, last] in elements from the buffer's start.
-std::pair<std::int64_t, std::int64_t> extent(const ArrayDesc& a) {
-    std::int64_t lo = a.offset, hi = a.offset;
-    for (std::size_t d = 0; d < a.shape.size(); ++d) {
-        const std::int64_t span = a.strides[d] * (std::int64_t(a.shape[d]) - 1);
-        (span < 0 ? lo : hi) += span;
-    }
-    return {lo, hi};
-}
-
 // Whether `a`, read while a kernel writes `out` (C-contiguous), may see elements already written:
 // it shares memory with `out` and does not read element i exactly where the kernel writes it.
 bool unsafe_overlap(const ArrayDesc& a, const Shape& shape, const ArrayDesc& out) {
-    if (!(a.buffer == out.buffer) || a.size() == 0) return false;
-    if (a.shape == shape && a.is_c_contiguous() && a.offset == out.offset && a.dtype == out.dtype) return false;
-    const std::size_t sa = info(a.dtype).size, so = info(out.dtype).size;
-    const auto [alo, ahi] = extent(a);
-    const auto [olo, ohi] = extent(out);
-    return std::int64_t((ahi + 1) * sa) > std::int64_t(olo * so) &&
-           std::int64_t((ohi + 1) * so) > std::int64_t(alo * sa);
+    if (a.buffer == out.buffer && a.shape == shape && a.is_c_contiguous() && a.offset == out.offset &&
+        a.dtype == out.dtype)
+        return false;
+    return may_share_memory(a, out);
 }
 
 bool any_unsafe_overlap(const Node& n, const Shape& shape, const ArrayDesc& out) {

@@ -97,7 +97,7 @@ Prepared<T> prepare(const char* method, const OperatorRef<T>& a, const Array<T>&
         throw ShapeError(fmt::format("xgpu: {}: x has {} elements, the operator {} columns", method, x.size(), a.cols));
     if (!x.empty() && !(x.context() == b.context()))
         throw InvalidArgument(fmt::format("xgpu: {}: x and b live on different contexts", method));
-    if (!x.empty() && x.buffer() == b.buffer())
+    if (!x.empty() && may_share_memory(x.desc(), b.desc()))
         throw InvalidArgument(fmt::format("xgpu: {}: x shares memory with b", method));
     if (!(o.rtol >= 0) || !(o.atol >= 0))
         throw InvalidArgument(

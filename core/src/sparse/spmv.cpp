@@ -146,11 +146,6 @@ unsigned lanes_for(double mean) {
     return lanes;
 }
 
-// Whether two arrays may touch the same bytes.
-bool may_overlap(const xgpu::detail::ArrayDesc& a, const xgpu::detail::ArrayDesc& b) {
-    return xgpu::detail::may_share_memory(a, b);
-}
-
 template <Value T> Array<T> contiguous(const Array<T>& a) {
     return a.desc().is_c_contiguous() ? a : a.copy();
 }
@@ -310,9 +305,10 @@ template <Value T, Index I> void check_operands(const Csr<T, I>& a, const Array<
     if (a.rows() == 0) return;
     if (!(y.context() == ctx) || (a.cols() > 0 && !(x_in.context() == ctx)))
         throw InvalidArgument("xgpu: spmv: the matrix and the vectors belong to different contexts");
-    if (may_overlap(x_in.desc(), y.desc()))
+    if (xgpu::detail::may_share_memory(x_in.desc(), y.desc()))
         throw InvalidArgument("xgpu: spmv: y shares memory with x; pass a separate output");
-    if (may_overlap(a.values().desc(), y.desc()) || may_overlap(a.row_ptr().desc(), y.desc()))
+    if (xgpu::detail::may_share_memory(a.values().desc(), y.desc()) ||
+        xgpu::detail::may_share_memory(a.row_ptr().desc(), y.desc()))
         throw InvalidArgument("xgpu: spmv: y shares memory with the matrix");
 }
 } // namespace
@@ -383,7 +379,8 @@ bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, For
         if (partial.size() > (std::size_t(1) << 20))
             throw InvalidArgument(
                 fmt::format("xgpu: apply_dot: {} partial sums asked for; at most 2^20 work-groups", partial.size()));
-        if (may_overlap(partial.desc(), x.desc()) || may_overlap(partial.desc(), y.desc()))
+        if (xgpu::detail::may_share_memory(partial.desc(), x.desc()) ||
+            xgpu::detail::may_share_memory(partial.desc(), y.desc()))
             throw InvalidArgument("xgpu: apply_dot: partial shares memory with x or y");
         const detail::SpmvCall<T, I> call{*this, x, y, T(1), T(0), plan};
         detail::spmv_csr(call, &partial);
