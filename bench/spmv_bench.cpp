@@ -10,6 +10,9 @@
 //   powerlaw  2^P rows whose lengths follow a Pareto law (shape 1.5, at least 2 entries: mean
 //             about 6, the longest tens of thousands), columns uniform at random, values in
 //             [-1, 1), all from a fixed seed (std::mt19937_64, so every run builds the same one);
+//   powerlaw_local  the same row lengths and seed, each row's columns drawn within max(4 len,
+//             256) of its own index: x gathered from near the diagonal (a graph ordered for
+//             locality), where powerlaw's gathers scatter over all of x;
 //   rmat      2^R rows and columns, the R-MAT graph generator of Chakrabarti, Zhan and Faloutsos
 //             (2004) with Graph500's quadrant probabilities (0.57, 0.19, 0.19, 0.05) and 8 x 2^R
 //             edges, each edge an entry (a row's repeated columns merged), values in [-1, 1), from
@@ -18,13 +21,16 @@
 //             high-degree vertices sit at low labels and x's hot entries stay in cache, as in a
 //             reordered real graph.
 //
-//   spmv-bench [--n N] [--p P] [--rmat R] [--reps R] [--batch-ms B] [--triad T] [--save DIR]
+//   spmv-bench [--n N] [--p P] [--plocal P] [--rmat R] [--reps R] [--batch-ms B] [--triad T] [--save DIR]
+//              [--formats F,F,...]
 //     N: grid side (default 4096 on GPUs, 1024 on CPUs; 0 skips it); P: log2 of the power-law rows (default
-//     24 on GPUs, 20 on CPUs; 0 skips it); --rmat: log2 of the R-MAT rows (default 0: skipped);
+//     24 on GPUs, 20 on CPUs; 0 skips it); --plocal: log2 of the rows of powerlaw_local (default 0:
+//     skipped); --rmat: log2 of the R-MAT rows (default 0: skipped);
 //     --reps: timed rounds (default 21); B: the length a timed
 //     sample aims at, in calls of the row's work (default 10 ms); T: log2 of the triad's length
 //     (default 25); --save: write each matrix's CSR arrays as raw files
-//     DIR/<name>.{row_ptr,col_idx,values} for the CuPy peer (bench/peers/cupy_spmv.py).
+//     DIR/<name>.{row_ptr,col_idx,values} for the CuPy peer (bench/peers/cupy_spmv.py); --formats:
+//     the format rows to time (names as XGPU_SPMV_FORMAT takes them; default all six).
 //
 // Each table starts with the triad `a = b + 0.5*c` on 2^T doubles (3 vectors counted, far beyond
 // the caches: the bandwidth the SpMV rows' share is printed against) and the streaming kernel
@@ -155,12 +161,14 @@ xgpu::sparse::HostCsr<double> poisson(std::int64_t n) {
     return h;
 }
 
-// Pareto row lengths (shape 1.5, scale 2), capped at the column count; uniform random columns,
-// sorted and distinct within a row.
-xgpu::sparse::HostCsr<double> powerlaw(std::int64_t rows) {
+// Pareto row lengths (shape 1.5, scale 2), capped at the column count; columns sorted and
+// distinct within a row, uniform at random over all columns, or (local) over the columns within
+// max(4 len, 256) of the row's own index (clamped to the matrix): the same row lengths, with x's
+// entries gathered from near the diagonal, as in a graph ordered for locality.
+xgpu::sparse::HostCsr<double> powerlaw(std::int64_t rows, bool local = false) {
     std::mt19937_64 rng(20261201);
     std::uniform_real_distribution<double> unit(0.0, 1.0), value(-1.0, 1.0);
-    std::uniform_int_distribution<std::int64_t> column(0, rows - 1);
+    std::uniform_int_distribution<std::int64_t> anywhere(0, rows - 1);
     xgpu::sparse::HostCsr<double> h;
     h.rows = h.cols = rows;
     h.row_ptr.assign(1, 0);
@@ -170,8 +178,15 @@ xgpu::sparse::HostCsr<double> powerlaw(std::int64_t rows) {
         const double u = 1.0 - unit(rng); // (0, 1]
         const auto len = std::int64_t(std::min(double(rows), std::floor(2.0 / std::pow(u, 1.0 / 1.5))));
         cols.clear();
-        for (std::int64_t k = 0; k < len; ++k)
-            cols.push_back(std::int32_t(column(rng)));
+        if (local) {
+            const std::int64_t w = std::max<std::int64_t>(4 * len, 256);
+            std::uniform_int_distribution<std::int64_t> near(std::max<std::int64_t>(0, r - w),
+                                                             std::min<std::int64_t>(rows - 1, r + w));
+            for (std::int64_t k = 0; k < len; ++k)
+                cols.push_back(std::int32_t(near(rng)));
+        } else
+            for (std::int64_t k = 0; k < len; ++k)
+                cols.push_back(std::int32_t(anywhere(rng)));
         std::sort(cols.begin(), cols.end());
         cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
         for (auto c : cols) {
@@ -290,6 +305,10 @@ struct Settings {
     double batch_ms = 10;
     int triad_log2 = 25;
     std::string save_dir;
+    // The format rows (--formats csr_vector,merge_path,...: the others' layouts are not built).
+    std::vector<xgpu::sparse::Format> formats{xgpu::sparse::Format::csr_scalar, xgpu::sparse::Format::csr_vector,
+                                              xgpu::sparse::Format::merge_path, xgpu::sparse::Format::sell,
+                                              xgpu::sparse::Format::packeted,   xgpu::sparse::Format::automatic};
 };
 
 template <class V> void save(const std::string& path, const std::vector<V>& v) {
@@ -331,8 +350,7 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
     table.push_back({"streaming `y = x + 0.5*x` (2 vectors counted; cache-resident where they fit)",
                      [&] { y = x + 0.5 * x; }, rows * 16});
     std::vector<std::string> shapes;
-    for (auto f : {xgpu::sparse::Format::csr_scalar, xgpu::sparse::Format::csr_vector, xgpu::sparse::Format::merge_path,
-                   xgpu::sparse::Format::sell, xgpu::sparse::Format::packeted, xgpu::sparse::Format::automatic}) {
+    for (auto f : s.formats) {
         const auto plan = xgpu::sparse::plan_spmv(a, f);
         xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); // builds the format's layout (packeted: its remainder share)
         char shape[96]; // packeted: the packet size and the share of entries left to the remainder
@@ -422,14 +440,24 @@ int main(int argc, char** argv) try {
     auto ctx = xgpu::Context::from_env();
     const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
     std::int64_t n = cpu ? 1024 : 4096;
-    int p = cpu ? 20 : 24, rmat_scale = 0;
+    int p = cpu ? 20 : 24, rmat_scale = 0, plocal = 0;
     Settings s;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--n"))
             n = std::atoll(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--p"))
             p = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--rmat"))
+        else if (!std::strcmp(argv[i], "--plocal"))
+            plocal = std::atoi(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--formats")) {
+            s.formats.clear();
+            std::string list = argv[i + 1];
+            for (std::size_t at = 0; at <= list.size();) {
+                const std::size_t end = std::min(list.find(',', at), list.size());
+                s.formats.push_back(xgpu::sparse::parse_format(list.substr(at, end - at)));
+                at = end + 1;
+            }
+        } else if (!std::strcmp(argv[i], "--rmat"))
             rmat_scale = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--reps"))
             s.rounds = std::atoi(argv[i + 1]);
@@ -493,6 +521,10 @@ int main(int argc, char** argv) try {
     if (p > 0) {
         host_ms = ms_of([&] { h = powerlaw(std::int64_t(1) << p); });
         run(ctx, "powerlaw" + std::to_string(p), h, host_ms, s);
+    }
+    if (plocal > 0) {
+        host_ms = ms_of([&] { h = powerlaw(std::int64_t(1) << plocal, true); });
+        run(ctx, "powerlaw_local" + std::to_string(plocal), h, host_ms, s);
     }
     if (rmat_scale > 0) {
         host_ms = ms_of([&] { h = rmat(rmat_scale); });
