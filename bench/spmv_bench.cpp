@@ -363,6 +363,31 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
             {std::string("spmv ") + xgpu::sparse::name(f) + " (" + xgpu::sparse::name(plan.format) + ", " + shape + ")",
              [&a, &x, &y, f] { xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); }, bytes, 2 * nnz, true});
     }
+    // The merge path under other launch shapes (GPUs; KernelFamily::merge): work-group size, steps
+    // a work-item, staged through local memory or not; where merge_path is among the format rows.
+    if (!cpu && std::find(s.formats.begin(), s.formats.end(), xgpu::sparse::Format::merge_path) != s.formats.end())
+        for (unsigned g : {128u, 256u, 512u})
+            for (unsigned items : {4u, 8u, 16u, 32u})
+                for (bool staged : {true, false}) {
+                    if (!staged && (g != 256 || items > 8)) continue;
+                    xgpu::LaunchShape shape;
+                    shape.group_size = g;
+                    shape.items = items;
+                    shape.staged = staged;
+                    try { // a shape the device cannot take (work-group, local memory) is skipped
+                        xgpu::LaunchShapeScope scope(xgpu::KernelFamily::merge, shape);
+                        xgpu::sparse::spmv(a, x, y, 1.0, 0.0, xgpu::sparse::Format::merge_path);
+                    } catch (const xgpu::Error& e) {
+                        std::printf("merge shape %s skipped: %s\n", shape.key().c_str(), e.what());
+                        continue;
+                    }
+                    table.push_back({"spmv merge_path, shape " + shape.key(),
+                                     [&a, &x, &y, shape] {
+                                         xgpu::LaunchShapeScope scope(xgpu::KernelFamily::merge, shape);
+                                         xgpu::sparse::spmv(a, x, y, 1.0, 0.0, xgpu::sparse::Format::merge_path);
+                                     },
+                                     bytes, 2 * nnz, true});
+                }
     // A bound for every CSR format: sum val[k] * x[col[k]] over all entries (values and indices
     // coalesced, 8 or 16 entries in flight per work-item, 8 or 32 work-groups of 256 a compute
     // unit, no rows), counted with the SpMV's bytes so

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include <xgpu/codegen.hpp>
 #include <xgpu/sparse.hpp>
 
 #include "support.hpp"
@@ -202,6 +203,51 @@ TEST_CASE("spmv matches the host in every format, type and index width") {
         spmv(a, x, y);
         for (double v : y.get())
             REQUIRE(std::isfinite(v));
+    }
+}
+
+TEST_CASE("merge path under launch shapes: work-group sizes, steps per work-item, staged and not") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        // Power-law rows with a dense one and empty ones: tiles that start and end inside rows.
+        const std::int64_t m = 1000 + std::int64_t(test::rng()() % 1000);
+        auto len = power_law(m, m);
+        len[0] = len[std::size_t(m - 1)] = 0;
+        const auto h = generate<double, std::int32_t>(m, m, len);
+        const Csr<double> a(ctx, h);
+        const auto hc = generate<std::complex<float>, std::int64_t>(m, m, len);
+        const Csr<std::complex<float>, std::int64_t> ac(ctx, hc);
+        const unsigned most = unsigned(std::min<std::size_t>(ctx.device().info().max_work_group_size, 256));
+        struct Case {
+            unsigned g, items;
+            bool staged;
+        };
+        for (const Case& c : {Case{1, 1, false}, Case{1, 5, true}, Case{32, 3, true}, Case{32, 64, false},
+                              Case{96, 8, false}, Case{96, 64, true}, Case{most, 1, true}, Case{most, 8, false},
+                              Case{most, 8, true}, Case{most, 33, true}}) {
+            if (c.g > most) continue;
+            LaunchShape shape;
+            shape.group_size = c.g;
+            shape.items = c.items;
+            shape.staged = c.staged;
+            LaunchShapeScope scope(KernelFamily::merge, shape);
+            CHECK(plan_spmv(a, Format::merge_path).items == c.items);
+            check<double, std::int32_t>(ctx, a, h, Format::merge_path, random_value<double>(-2, 2),
+                                        random_value<double>(-2, 2), "merge shape " + shape.key());
+            check<std::complex<float>, std::int64_t>(
+                ctx, ac, hc, Format::merge_path, random_value<std::complex<float>>(-2, 2),
+                random_value<std::complex<float>>(-2, 2), "merge shape " + shape.key());
+        }
+        // A staged tile past the device's local memory is refused, naming the shape and the sizes.
+        LaunchShape big;
+        big.group_size = most;
+        big.items = 4096;
+        big.staged = true;
+        LaunchShapeScope scope(KernelFamily::merge, big);
+        auto x = full<double>(ctx, {std::size_t(m)}, 1.0), y = zeros<double>(ctx, {std::size_t(m)});
+        REQUIRE_THROWS_WITH(spmv(a, x, y, 1.0, 0.0, Format::merge_path),
+                            Contains("launch shape " + big.key() + " for merge kernels") && Contains("local memory"));
+        for (double v : y.get())
+            REQUIRE(v == 0.0); // nothing ran
     }
 }
 

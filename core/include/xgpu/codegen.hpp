@@ -24,6 +24,8 @@ enum class KernelFamily : std::uint8_t {
     reduction,   // sums, norms, dot, min/max, arg*, ReductionKernel
     scan,        // inclusive/exclusive and segmented scans, copy_if, ScanKernel
     stencil,     // the matrix-free Laplacians (xgpu/operator.hpp): items = points a work-item walks
+    merge,       // SpMV along the merge path (xgpu/sparse.hpp): items = merge steps (rows plus entries) a
+                 // work-item takes, staged = the work-group's tile goes through local memory
 };
 const char* name(KernelFamily f);
 

@@ -13,31 +13,31 @@
 
 namespace xgpu::sparse::detail {
 
-// Merge items (rows plus entries) per work-item. GPUs: few, so that a work-group's tile is small
-// and many groups fill the device (Merrill and Garland use 7 per thread). CPUs: long shares, so
-// that each work-item streams its entries and the binary searches (about log2(rows) scattered
-// reads each) are few: PoCL, 2-D Poisson 1024^2 f64: 14 ms with 64 items, 5.3 ms with 512, beside
-// 4.6 ms for CSR scalar on a busy machine.
-unsigned merge_items(const Context& ctx) {
-    return ctx.device().type() == DeviceType::cpu ? 512u : 8u;
+// The bytes of local memory a staged tile declares: its row ends (one index each, plus one), its
+// products (one value each) and the carries.
+std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t index_size, std::size_t value_size) {
+    const std::size_t tile = std::size_t(wg) * items;
+    return (tile + 1) * index_size + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
 }
 
-// Whether a tile's row ends (one index each, plus one) and products (one value each) fit the
-// device's static local memory beside the carries, on a GPU.
-bool merge_staged(const Context& ctx, unsigned wg, unsigned items, std::size_t index_size, std::size_t value_size) {
-    const DeviceInfo& d = ctx.device().info();
-    const std::size_t limit = codegen::static_local_limit(d);
-    const std::size_t tile = std::size_t(wg) * items;
-    const std::size_t bytes = (tile + 1) * index_size + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
-    return d.type != DeviceType::cpu && bytes <= limit;
+template <Value T> LaunchShape merge_shape(const Context& ctx) {
+    return launch_shape(ctx, KernelFamily::merge, dtype_of<T>::value);
 }
 
 template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const Context& ctx = c.a.context();
-    const unsigned wg = group_size(ctx), items = c.plan.items;
-    // GPUs stage the tile's row ends in local memory (kernels/spmv_merge.kernel); CPUs' long shares
-    // would not fit, and their caches serve the searches.
-    const bool staged = merge_staged(ctx, wg, items, sizeof(I), sizeof(T));
+    // The shape: a LaunchShapeScope's (checked here: a staged tile must fit the device's local
+    // memory), else the default (core/src/codegen/launch.cpp), whose staged tile is unstaged where
+    // it would not fit (complex values with int64 indices on a device of 48 KiB).
+    const LaunchShape s = merge_shape<T>(ctx);
+    const unsigned wg = s.group_size, items = s.items;
+    const std::size_t bytes = merge_tile_bytes(wg, items, sizeof(I), sizeof(T)),
+                      limit = codegen::static_local_limit(ctx.device().info());
+    if (s.staged && bytes > limit && codegen::scoped_shape(ctx, KernelFamily::merge, dtype_of<T>::value))
+        throw InvalidArgument(fmt::format("xgpu: launch shape {} for merge kernels stages {} bytes of local memory, "
+                                          "more than the {} of {}",
+                                          s.key(), bytes, limit, ctx.device().name()));
+    const bool staged = s.staged && bytes <= limit;
     const std::string key = fmt::format("{}|g{}i{}{}", spmv_key<T, I>("merge"), wg, items, staged ? "s" : "");
     const auto source = [&] {
         return codegen::fill("spmv_merge.kernel", {{"spmv_h", spmv_support<T, I>()},
@@ -75,6 +75,12 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
 }
 
 #define XGPU_MERGE_INSTANTIATE(T, I) template void spmv_merge(const SpmvCall<T, I>&);
+#define XGPU_MERGE_SHAPE(T) template LaunchShape merge_shape<T>(const Context&);
+XGPU_MERGE_SHAPE(float)
+XGPU_MERGE_SHAPE(double)
+XGPU_MERGE_SHAPE(std::complex<float>)
+XGPU_MERGE_SHAPE(std::complex<double>)
+#undef XGPU_MERGE_SHAPE
 XGPU_SPARSE_TEMPLATES(XGPU_MERGE_INSTANTIATE)
 #undef XGPU_MERGE_INSTANTIATE
 
