@@ -10,7 +10,7 @@
 //   powerlaw  2^P rows whose lengths follow a Pareto law (shape 1.5, at least 2 entries: mean
 //             about 6, the longest tens of thousands), columns uniform at random, values in
 //             [-1, 1), all from a fixed seed (std::mt19937_64, so every run builds the same one);
-//   powerlaw_local  the same row lengths and seed, each row's columns drawn within max(4 len,
+//   powerlaw_local  the same seed and drawn row lengths, each row's columns drawn within max(4 len,
 //             256) of its own index: x gathered from near the diagonal (a graph ordered for
 //             locality), where powerlaw's gathers scatter over all of x;
 //   rmat      2^R rows and columns, the R-MAT graph generator of Chakrabarti, Zhan and Faloutsos
@@ -163,8 +163,9 @@ xgpu::sparse::HostCsr<double> poisson(std::int64_t n) {
 
 // Pareto row lengths (shape 1.5, scale 2), capped at the column count; columns sorted and
 // distinct within a row, uniform at random over all columns, or (local) over the columns within
-// max(4 len, 256) of the row's own index (clamped to the matrix): the same row lengths, with x's
-// entries gathered from near the diagonal, as in a graph ordered for locality.
+// max(4 len, 256) of the row's own index (clamped to the matrix): the same drawn row lengths
+// (repeats within a row merge, so rows come out somewhat shorter), with x's entries gathered from
+// near the diagonal, as in a graph ordered for locality.
 xgpu::sparse::HostCsr<double> powerlaw(std::int64_t rows, bool local = false) {
     std::mt19937_64 rng(20261201);
     std::uniform_real_distribution<double> unit(0.0, 1.0), value(-1.0, 1.0);

@@ -15,29 +15,34 @@ namespace xgpu::sparse::detail {
 
 // The bytes of local memory a staged tile declares: its row ends (one index each, plus one), its
 // products (one value each) and the carries.
-std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t index_size, std::size_t value_size) {
+static std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t index_size, std::size_t value_size) {
     const std::size_t tile = std::size_t(wg) * items;
     return (tile + 1) * index_size + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
 }
 
-template <Value T> LaunchShape merge_shape(const Context& ctx) {
-    return launch_shape(ctx, KernelFamily::merge, dtype_of<T>::value);
+// The shape: a LaunchShapeScope's, whose staged tile must fit the device's local memory (else
+// refused, naming the sizes), or the default (core/src/codegen/launch.cpp), whose staged tile is
+// unstaged where it would not fit (complex values with int64 indices on a device of 32 KiB).
+// plan_spmv asks first, so a refusal comes before any work.
+template <Value T, Index I> LaunchShape merge_shape(const Context& ctx) {
+    LaunchShape s = launch_shape(ctx, KernelFamily::merge, dtype_of<T>::value);
+    const std::size_t bytes = merge_tile_bytes(s.group_size, s.items, sizeof(I), sizeof(T)),
+                      limit = codegen::static_local_limit(ctx.device().info());
+    if (s.staged && bytes > limit) {
+        if (codegen::scoped_shape(ctx, KernelFamily::merge, dtype_of<T>::value))
+            throw InvalidArgument(fmt::format("xgpu: launch shape {} for merge kernels stages {} bytes of local "
+                                              "memory, more than the {} of {}",
+                                              s.key(), bytes, limit, ctx.device().name()));
+        s.staged = false;
+    }
+    return s;
 }
 
 template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const Context& ctx = c.a.context();
-    // The shape: a LaunchShapeScope's (checked here: a staged tile must fit the device's local
-    // memory), else the default (core/src/codegen/launch.cpp), whose staged tile is unstaged where
-    // it would not fit (complex values with int64 indices on a device of 48 KiB).
-    const LaunchShape s = merge_shape<T>(ctx);
+    const LaunchShape s = merge_shape<T, I>(ctx);
     const unsigned wg = s.group_size, items = s.items;
-    const std::size_t bytes = merge_tile_bytes(wg, items, sizeof(I), sizeof(T)),
-                      limit = codegen::static_local_limit(ctx.device().info());
-    if (s.staged && bytes > limit && codegen::scoped_shape(ctx, KernelFamily::merge, dtype_of<T>::value))
-        throw InvalidArgument(fmt::format("xgpu: launch shape {} for merge kernels stages {} bytes of local memory, "
-                                          "more than the {} of {}",
-                                          s.key(), bytes, limit, ctx.device().name()));
-    const bool staged = s.staged && bytes <= limit;
+    const bool staged = s.staged;
     const std::string key = fmt::format("{}|g{}i{}{}", spmv_key<T, I>("merge"), wg, items, staged ? "s" : "");
     const auto source = [&] {
         return codegen::fill("spmv_merge.kernel", {{"spmv_h", spmv_support<T, I>()},
@@ -74,13 +79,9 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
                      groups, d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, rows);
 }
 
-#define XGPU_MERGE_INSTANTIATE(T, I) template void spmv_merge(const SpmvCall<T, I>&);
-#define XGPU_MERGE_SHAPE(T) template LaunchShape merge_shape<T>(const Context&);
-XGPU_MERGE_SHAPE(float)
-XGPU_MERGE_SHAPE(double)
-XGPU_MERGE_SHAPE(std::complex<float>)
-XGPU_MERGE_SHAPE(std::complex<double>)
-#undef XGPU_MERGE_SHAPE
+#define XGPU_MERGE_INSTANTIATE(T, I)                                                                                   \
+    template void spmv_merge(const SpmvCall<T, I>&);                                                                   \
+    template LaunchShape merge_shape<T, I>(const Context&);
 XGPU_SPARSE_TEMPLATES(XGPU_MERGE_INSTANTIATE)
 #undef XGPU_MERGE_INSTANTIATE
 

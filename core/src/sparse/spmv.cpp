@@ -271,7 +271,7 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
     if (f == Format::packeted && a.rows() != a.cols()) f = automatic();
     switch (f) {
     case Format::csr_vector: return {f, lanes_for(a.row_stats().mean), 1u};
-    case Format::merge_path: return {f, 1u, 1u, detail::merge_shape<T>(ctx).items};
+    case Format::merge_path: return {f, 1u, 1u, detail::merge_shape<T, I>(ctx).items};
     case Format::sell: {
         SpmvPlan p{f, 1u, 1u};
         detail::sell_shape(ctx, p.chunk, p.sigma);

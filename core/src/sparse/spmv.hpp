@@ -27,7 +27,7 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c);
 template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c);
 
 // The launch shapes the planner asks of the formats with their own files.
-template <Value T> LaunchShape merge_shape(const Context& ctx); // the merge path's launch shape
+template <Value T, Index I> LaunchShape merge_shape(const Context& ctx); // the merge path's (merge.cpp)
 void sell_shape(const Context& ctx, unsigned& chunk, unsigned& sigma);
 
 // kernels/spmv.h filled for T and I, for a skeleton's ${spmv_h} hook.
