@@ -159,8 +159,8 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
     if (d.max_work_group_size && s.group_size > d.max_work_group_size)
         bad_shape(f, s, fmt::format("the device allows work-groups of at most {}", d.max_work_group_size));
     if (s.items == 0) bad_shape(f, s, "no elements per work-item");
-    if (f != KernelFamily::elementwise && f != KernelFamily::stencil && f != KernelFamily::merge &&
-        !is_pow2(s.group_size))
+    // Reductions and scans combine their work-items in halving steps; the other families take any size.
+    if ((f == KernelFamily::reduction || f == KernelFamily::scan) && !is_pow2(s.group_size))
         bad_shape(f, s, "the work-group size must be a power of two");
     if (f == KernelFamily::elementwise && (s.items > 16 || s.staged || s.blocked))
         bad_shape(f, s, "elementwise kernels take 1 to 16 items per work-item, neither staged nor blocked");
