@@ -13,11 +13,12 @@
 
 namespace xgpu::sparse::detail {
 
-// The bytes of local memory a staged tile declares: its row ends (one index each, plus one), its
-// products (one value each) and the carries.
-static std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t index_size, std::size_t value_size) {
+// The bytes of local memory a staged tile declares: its row ends (a 32-bit offset each, plus one),
+// its products (one value each), and each work-item's first row, its last row and its share of that
+// row.
+static std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t value_size) {
     const std::size_t tile = std::size_t(wg) * items;
-    return (tile + 1) * index_size + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
+    return (tile + 1) * 4 + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
 }
 
 // The shape: a LaunchShapeScope's, whose staged tile must fit the device's local memory (else
@@ -26,7 +27,7 @@ static std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t ind
 // plan_spmv asks first, so a refusal comes before any work.
 template <Value T, Index I> LaunchShape merge_shape(const Context& ctx) {
     LaunchShape s = launch_shape(ctx, KernelFamily::merge, dtype_of<T>::value);
-    const std::size_t bytes = merge_tile_bytes(s.group_size, s.items, sizeof(I), sizeof(T)),
+    const std::size_t bytes = merge_tile_bytes(s.group_size, s.items, sizeof(T)),
                       limit = codegen::static_local_limit(ctx.device().info());
     if (s.staged && bytes > limit) {
         if (codegen::scoped_shape(ctx, KernelFamily::merge, dtype_of<T>::value))
