@@ -1,7 +1,7 @@
 // The device layouts a Csr keeps beside its CSR arrays, one per format that needs its own
-// (SELL-C-sigma, packeted): built on first use, once however many threads ask, timed, and shared
-// by every copy of the matrix. A format's builder lives in its own file and reaches its layout
-// through layout<L>(a, format, make); nothing here knows any format.
+// (SELL-C-sigma, packeted, the merge path's tile rows): built on first use, once however many threads ask, timed, and
+// shared by every copy of the matrix. A format's builder lives in its own file and reaches its layout through
+// layout<L>(a, format, make); nothing here knows any format.
 #pragma once
 
 #include <chrono>

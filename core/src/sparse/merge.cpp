@@ -19,12 +19,12 @@ namespace xgpu::sparse::detail {
 // row.
 static std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t value_size) {
     const std::size_t tile = std::size_t(wg) * items;
-    return (tile + 1) * 4 + tile * value_size + std::size_t(wg) * (8 + value_size) + 16;
+    return (tile + 1) * 4 + tile * value_size + std::size_t(wg) * (8 + value_size) + 32; // + alignment
 }
 
 // The shape: a LaunchShapeScope's, whose staged tile must fit the device's local memory (else
 // refused, naming the sizes), or the default (core/src/codegen/launch.cpp), whose staged tile is
-// unstaged where it would not fit (complex values with int64 indices on a device of 32 KiB).
+// unstaged where it would not fit (complex<double> values on a device of 32 KiB).
 // plan_spmv asks first, so a refusal comes before any work.
 template <Value T, Index I> LaunchShape merge_shape(const Context& ctx) {
     LaunchShape s = launch_shape(ctx, KernelFamily::merge, dtype_of<T>::value);
