@@ -16,6 +16,7 @@
 #include <xgpu/codegen.hpp>
 #include <xgpu/sparse.hpp>
 
+#include "codegen/launch.hpp"
 #include "support.hpp"
 
 using namespace xgpu;
@@ -271,6 +272,35 @@ TEST_CASE("merge path under launch shapes: work-group sizes, steps per work-item
         // The first staged shape's tiles are kept with the matrix (its layout); the later shapes
         // above, of other tile sizes, searched their own.
         CHECK(a.build_ms(Format::merge_path));
+    }
+}
+
+TEST_CASE("merge path in a 2-D grid: the last row's groups past the last tile write nothing") {
+    // Past 2^30 work-items a launch is a 2-D grid whose last row may hold groups past the last
+    // tile; rows of a few groups here make that case small.
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 500 + std::int64_t(test::rng()() % 500);
+        auto len = power_law(m, m);
+        len[0] = 0;
+        const auto h = generate<double, std::int32_t>(m, m, len);
+        const unsigned most = unsigned(std::min<std::size_t>(ctx.device().info().max_work_group_size, 64));
+        for (const bool staged : {true, false}) {
+            const Csr<double> a(ctx, h);
+            LaunchShape shape;
+            shape.group_size = most;
+            shape.items = 4;
+            shape.staged = staged;
+            LaunchShapeScope scope(KernelFamily::merge, shape);
+            const std::uint64_t tile = std::uint64_t(most) * 4,
+                                groups = (std::uint64_t(m) + std::uint64_t(h.nnz()) + tile - 1) / tile;
+            REQUIRE(groups >= 3);
+            // Two rows, the second short of full by 2 * row - groups >= 1 groups.
+            xgpu::codegen::GridRowsScope rows(groups / 2 + 1);
+            const std::string what = "merge shape " + shape.key() + " in rows of " + std::to_string(groups / 2 + 1);
+            INFO(what);
+            check<double, std::int32_t>(ctx, a, h, Format::merge_path, random_value<double>(-2, 2),
+                                        random_value<double>(-2, 2), what);
+        }
     }
 }
 

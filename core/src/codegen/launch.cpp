@@ -235,8 +235,20 @@ std::size_t codegen::static_local_limit(const DeviceInfo& d) {
     return d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
 }
 
+namespace {
+thread_local std::uint64_t grid_rows_override = 0;
+}
+
+codegen::GridRowsScope::GridRowsScope(std::uint64_t row_groups) : previous_(grid_rows_override) {
+    grid_rows_override = row_groups;
+}
+
+codegen::GridRowsScope::~GridRowsScope() {
+    grid_rows_override = previous_;
+}
+
 Grid codegen::groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t row_groups) {
-    if (!row_groups) row_groups = (std::uint64_t(1) << 30) / wg;
+    if (!row_groups) row_groups = grid_rows_override ? grid_rows_override : (std::uint64_t(1) << 30) / wg;
     if (groups <= row_groups) return Grid{Range(std::size_t(groups) * wg, 1), Range(wg, 1)};
     return Grid{Range(std::size_t(row_groups) * wg, std::size_t((groups + row_groups - 1) / row_groups)), Range(wg, 1)};
 }

@@ -19,6 +19,19 @@ std::optional<LaunchShape> scoped_shape(const Context& ctx, KernelFamily family,
 // GROUP_ID(1) * NUM_GROUPS(0) + GROUP_ID(0); the last row's extra groups find no work.
 Grid groups_grid(std::uint64_t groups, std::size_t wg, std::uint64_t row_groups = 0);
 
+// For tests of the 2-D grids' last row: while one lives, groups_grid's default rows on this thread
+// hold `row_groups` groups instead of 2^30 work-items' worth.
+class GridRowsScope {
+public:
+    explicit GridRowsScope(std::uint64_t row_groups);
+    ~GridRowsScope();
+    GridRowsScope(const GridRowsScope&) = delete;
+    GridRowsScope& operator=(const GridRowsScope&) = delete;
+
+private:
+    std::uint64_t previous_;
+};
+
 // The bytes of local memory a kernel may declare statically (XGPU_LOCAL arrays) on device `d`:
 // what the backend reports, else OpenCL's minimum of 32 KiB.
 std::size_t static_local_limit(const DeviceInfo& d);
