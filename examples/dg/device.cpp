@@ -151,6 +151,27 @@ int default_nodes_per_item(int order, bool cpu) {
 // elements; the earlier form 3: 8428), 10952 at N = 5 (1 of 16; form 1: 9581), 18057 at N = 6 (1
 // of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
 // ahead (7420 against 7047 for 4 batches of 32).
+// CPUs: about 32 work-items, PoCL running a group as a loop on one core (2 shared cores, K =
+// 2048, the best of three runs of volume + surface: N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements
+// a group; N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms; noisy: the machine was shared). GPUs:
+// at most 256 work-items (NVIDIA's OpenCL allows no more for this kernel), from a sweep on the
+// H200 (CUDA, about 2 million dofs, 2026-12-02: 64-512 work-items a group, 0, 1 or 4 batches),
+// then checked against the earlier default (about 128 work-items, no batches) in one job, surface
+// GB/s new / earlier: f64 N = 4 3157 / 3086, N = 5 2710 / 2533, N = 6 3011 / 2893, N = 7 2732 /
+// 2604; f32 N = 4 3310 / 3241, N = 6 2389 / 2244, N = 7 2268 / 2277 (f32 N = 5: 12 elements a
+// group ran 2894 against 2940, so about 128 stays). N = 3 and above 7: about 128 (not swept).
+SurfaceShape default_surface_shape(int order, bool cpu, bool f64) {
+    const int np = (order + 1) * (order + 2) / 2;
+    if (cpu) return {std::max(1, 32 / np), 0};
+    switch (order) {
+    case 4: return {17, 0};                                       // 255 work-items
+    case 5: return f64 ? SurfaceShape{4, 4} : SurfaceShape{6, 0}; // f64: 84 work-items, LIFT rows in registers
+    case 6: return {9, 0};                                        // 252
+    case 7: return {4, 0};                                        // 144
+    default: return {std::max(1, 128 / np), 0};
+    }
+}
+
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
     if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
     if (f64 && mma && order >= 4 && order <= 7)
@@ -181,7 +202,8 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     value_size_ = f64 ? 8 : 4;
     const int np = ref.np, nfn = faces * ref.nfp;
     const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
-    epb_ = options_.elements_per_group ? options_.elements_per_group : std::max(1, (cpu ? 32 : 128) / np);
+    const SurfaceShape surface_shape = default_surface_shape(ref.order, cpu, f64);
+    epb_ = options_.elements_per_group ? options_.elements_per_group : surface_shape.epb;
     const auto& info = ctx.device().info();
     if (options_.nodes_per_item < 0 || options_.nodes_per_item > np)
         throw xgpu::InvalidArgument("dg: nodes per work-item " + std::to_string(options_.nodes_per_item) +
@@ -192,9 +214,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) +
                                     " (matrix rows in registers) need 1 node per work-item, not " +
                                     std::to_string(options_.nodes_per_item));
-    if (options_.surface_batches < 0)
+    if (options_.surface_batches < -1)
         throw xgpu::InvalidArgument("dg: surface batches " + std::to_string(options_.surface_batches) + " < 0");
-    sb_ = options_.surface_batches;
+    sb_ = options_.surface_batches >= 0 ? options_.surface_batches : options_.elements_per_group ? 0 : surface_shape.sb;
     const int form = options_.volume_form;
     if (form < 0 || form > 4)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1, 2, 3 or 4");

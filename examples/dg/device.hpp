@@ -21,11 +21,8 @@ extern const char* const maxwell_kernel_source;
 
 struct DeviceOptions {
     std::string precision = "f64"; // f64 or f32
-    // Elements per work-group; 0: enough for about 128 work-items (one per node) on GPUs, several
-    // 32- or 64-wide SIMD groups to hide latency (reasoned, not yet measured on a GPU); about 32 on
-    // CPUs, where PoCL runs a group as a loop on one core: on 2 shared cores, K = 2048, the best of
-    // three runs of volume + surface was N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements per group;
-    // N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms (noisy: the machine was shared).
+    // Elements per work-group (of the surface kernel, one work-item per node); 0:
+    // default_surface_shape's.
     int elements_per_group = 0;
     // Dr, Ds and LIFT in local memory. Off by default: they are small and shared by every
     // work-group, so the caches serve them, and local memory is better spent on occupancy. On
@@ -54,8 +51,9 @@ struct DeviceOptions {
     int volume_form = 0;
     int volume_elements_per_item = 0;
     // The surface kernel with each work-item's row of LIFT in registers, over this many batches
-    // of elements_per_group elements per work-group; 0: LIFT read from memory (default).
-    int surface_batches = 0;
+    // of elements_per_group elements per work-group; 0: LIFT read from memory; -1:
+    // default_surface_shape's (when elements_per_group is 0 too; else 0).
+    int surface_batches = -1;
 };
 
 // Whether the volume kernel can run on this device's tensor cores (form 3, f64): an NVIDIA device
@@ -81,6 +79,13 @@ struct VolumeShape {
 // mma: the device has the tensor-core products of the precision (has_mma_f64 for f64, has_mma_tf32
 // for f32).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma = false);
+
+// The surface kernel's elements a work-group and LIFT-row batches (0: LIFT from memory) where
+// DeviceOptions leaves them to the default.
+struct SurfaceShape {
+    int epb = 1, sb = 0;
+};
+SurfaceShape default_surface_shape(int order, bool cpu, bool f64);
 
 // The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
 //   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 14 for the

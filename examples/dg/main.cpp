@@ -21,7 +21,7 @@
 namespace {
 
 struct Settings {
-    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0, vew = 0, epw = 0, sb = 0;
+    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0, vew = 0, epw = 0, sb = -1;
     double final_time = 1.0, perturb = 0.0, cfl = 1.0;
     std::vector<int> mode{1, 1};
     std::string precision = "f64", vtk;
@@ -66,7 +66,7 @@ int main(int argc, char** argv) try {
         ->check(CLI::Range(1e-6, 1.0))
         ->capture_default_str();
     app.add_option("--elements-per-group", s.epb,
-                   "elements per work-group (0: about 32 work-items on CPUs, 128 on GPUs)")
+                   "elements per work-group (0: about 32 work-items on CPUs; on GPUs 144-255 at N = 4-7, measured)")
         ->check(CLI::Range(0, 4096));
     app.add_option("--nodes-per-item", s.npw, "nodes per work-item in the volume kernel (0: the measured default)")
         ->check(CLI::Range(0, 64));
@@ -87,7 +87,7 @@ int main(int argc, char** argv) try {
         ->check(CLI::Range(0, 64));
     app.add_option("--surface-batches", s.sb,
                    "the surface kernel with LIFT rows in registers, over this many batches of elements per "
-                   "work-group (0: off)")
+                   "work-group (0: off; default: the measured default where --elements-per-group is unset, else 0)")
         ->check(CLI::Range(0, 4096));
     app.add_flag("--local-matrices", s.local_matrices, "stage Dr, Ds and LIFT in local memory");
     CLI11_PARSE(app, argc, argv);
