@@ -51,11 +51,6 @@ bool is_pow2(std::size_t v) {
     return v && !(v & (v - 1));
 }
 
-// The work-group size streaming kernels use: 256, or the device's limit when lower.
-unsigned stream_group(const DeviceInfo& d) {
-    return d.max_work_group_size && d.max_work_group_size < 256 ? unsigned(d.max_work_group_size) : 256u;
-}
-
 // Local memory a scan tile declares (kernels/scan.kernel): staged, the tile and its flags (one
 // byte when unsegmented); always, the run totals and their flags.
 std::size_t scan_local_bytes(std::size_t wg, std::size_t k, bool staged, DType type, bool segmented) {
@@ -72,7 +67,7 @@ std::size_t scan_local_bytes(std::size_t wg, std::size_t k, bool staged, DType t
 // guard-free work-groups (PoCL vectorises across work-items; a per-item guard halves bandwidth).
 LaunchShape elementwise(const DeviceInfo& d, std::size_t result_size, std::size_t loaded_bytes) {
     LaunchShape s;
-    s.group_size = stream_group(d);
+    s.group_size = codegen::stream_group(d);
     if (d.type == DeviceType::cpu) {
         s.whole_groups = true;
         return s;
@@ -87,7 +82,7 @@ LaunchShape elementwise(const DeviceInfo& d, std::size_t result_size, std::size_
 // the loop wait on each addition's latency).
 LaunchShape reduction(const DeviceInfo& d) {
     LaunchShape s;
-    s.group_size = unsigned(floor_pow2(stream_group(d)));
+    s.group_size = unsigned(floor_pow2(codegen::stream_group(d)));
     s.blocked = d.type == DeviceType::cpu;
     s.items = s.blocked ? 8 : 4;
     return s;
@@ -100,7 +95,7 @@ LaunchShape reduction(const DeviceInfo& d) {
 // loop; the neighbours are cache hits anyway).
 LaunchShape stencil(const DeviceInfo& d) {
     LaunchShape s;
-    s.group_size = stream_group(d);
+    s.group_size = codegen::stream_group(d);
     s.items = d.type == DeviceType::cpu ? 1 : 4;
     return s;
 }
@@ -116,7 +111,7 @@ LaunchShape stencil(const DeviceInfo& d) {
 LaunchShape merge(const DeviceInfo& d) {
     LaunchShape s;
     const bool cpu = d.type == DeviceType::cpu;
-    s.group_size = cpu ? stream_group(d) : std::min(128u, stream_group(d));
+    s.group_size = cpu ? codegen::stream_group(d) : std::min(128u, codegen::stream_group(d));
     s.items = cpu ? 512 : 16;
     s.staged = !cpu;
     return s;
@@ -236,6 +231,10 @@ LaunchShape codegen::default_elementwise_shape(const DeviceInfo& d, std::size_t 
 
 std::size_t codegen::static_local_limit(const DeviceInfo& d) {
     return d.static_local_memory ? std::size_t(d.static_local_memory) : 32768;
+}
+
+unsigned codegen::stream_group(const DeviceInfo& d) {
+    return d.max_work_group_size && d.max_work_group_size < 256 ? unsigned(d.max_work_group_size) : 256u;
 }
 
 namespace {

@@ -32,6 +32,9 @@ private:
     std::uint64_t previous_;
 };
 
+// The work-group size streaming kernels use: 256, or the device's limit when lower.
+unsigned stream_group(const DeviceInfo& d);
+
 // The bytes of local memory a kernel may declare statically (XGPU_LOCAL arrays) on device `d`:
 // what the backend reports, else OpenCL's minimum of 32 KiB.
 std::size_t static_local_limit(const DeviceInfo& d);

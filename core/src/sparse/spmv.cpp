@@ -85,8 +85,7 @@ template <Value T, Index I> std::string spmv_key(const char* family) {
 }
 
 unsigned group_size(const Context& ctx) {
-    const std::size_t max = ctx.device().info().max_work_group_size;
-    return max && max < 256 ? unsigned(max) : 256u;
+    return codegen::stream_group(ctx.device().info());
 }
 
 template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial) {
