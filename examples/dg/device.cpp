@@ -132,25 +132,6 @@ bool has_mma_f64(const xgpu::DeviceInfo& info) {
     return info.nv_compute_capability >= 80 && info.fp64;
 }
 
-// Measured on the H200 (2026-12-01, examples/dg/granularity.sh and single runs of dg, about 2
-// million dofs, CUDA; NVIDIA's OpenCL within a few per cent): two nodes a work-item are fastest
-// at N = 4 in f64; at N = 5 and 6 matrix rows in registers won over the first kernel by 6-23%.
-// On CPUs (PoCL) one node a work-item.
-int default_nodes_per_item(int order, bool cpu) {
-    return !cpu && order == 4 ? 2 : 1;
-}
-
-// The later forms, in the same kind of runs (volume GFLOP/s, CUDA): in f32 one element per
-// work-item with the matrices folded into the code (form 1) beats every other form at N = 3..7
-// (N = 4: 15283 against 11978 for the best earlier shape, N = 5: 18757 against 13676, N = 6:
-// 18780 against 16390); in f64, whose constants cannot be immediate operands, form 1 wins at
-// N = 3 (7481 against 6632) and N = 5 (9807 against 8827), the rows at N = 6 (11350 against
-// 11058 tiled) and the tiled kernel at N = 7 (3 nodes of 2 elements: 10888 against 9140).
-// On the tensor cores (form 3, CUDA, f64; 2026-12-02, warps working alone, 16 x 8 x 8 products
-// on sm_90, B read from local memory at each step): 10235 GFLOP/s at N = 4 (4 batches of 32
-// elements; the earlier form 3: 8428), 10952 at N = 5 (1 of 16; form 1: 9581), 18057 at N = 6 (1
-// of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
-// ahead (7420 against 7047 for 4 batches of 32).
 // CPUs: about 32 work-items, PoCL running a group as a loop on one core (2 shared cores, K =
 // 2048, the best of three runs of volume + surface: N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements
 // a group; N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms; noisy: the machine was shared). GPUs:
@@ -172,6 +153,25 @@ SurfaceShape default_surface_shape(int order, bool cpu, bool f64) {
     }
 }
 
+// Measured on the H200 (2026-12-01, examples/dg/granularity.sh and single runs of dg, about 2
+// million dofs, CUDA; NVIDIA's OpenCL within a few per cent): two nodes a work-item are fastest
+// at N = 4 in f64; at N = 5 and 6 matrix rows in registers won over the first kernel by 6-23%.
+// On CPUs (PoCL) one node a work-item.
+int default_nodes_per_item(int order, bool cpu) {
+    return !cpu && order == 4 ? 2 : 1;
+}
+
+// The later forms, in the same kind of runs (volume GFLOP/s, CUDA): in f32 one element per
+// work-item with the matrices folded into the code (form 1) beats every other form at N = 3..7
+// (N = 4: 15283 against 11978 for the best earlier shape, N = 5: 18757 against 13676, N = 6:
+// 18780 against 16390); in f64, whose constants cannot be immediate operands, form 1 wins at
+// N = 3 (7481 against 6632) and N = 5 (9807 against 8827), the rows at N = 6 (11350 against
+// 11058 tiled) and the tiled kernel at N = 7 (3 nodes of 2 elements: 10888 against 9140).
+// On the tensor cores (form 3, CUDA, f64; 2026-12-02, warps working alone, 16 x 8 x 8 products
+// on sm_90, B read from local memory at each step): 10235 GFLOP/s at N = 4 (4 batches of 32
+// elements; the earlier form 3: 8428), 10952 at N = 5 (1 of 16; form 1: 9581), 18057 at N = 6 (1
+// of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
+// ahead (7420 against 7047 for 4 batches of 32).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
     if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
     if (f64 && mma && order >= 4 && order <= 7)
@@ -215,7 +215,8 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                     " (matrix rows in registers) need 1 node per work-item, not " +
                                     std::to_string(options_.nodes_per_item));
     if (options_.surface_batches < -1)
-        throw xgpu::InvalidArgument("dg: surface batches " + std::to_string(options_.surface_batches) + " < 0");
+        throw xgpu::InvalidArgument("dg: surface batches " + std::to_string(options_.surface_batches) +
+                                    " < 0 (-1: the default)");
     sb_ = options_.surface_batches >= 0 ? options_.surface_batches : options_.elements_per_group ? 0 : surface_shape.sb;
     const int form = options_.volume_form;
     if (form < 0 || form > 4)
