@@ -17,6 +17,7 @@
 #include <xgpu/sparse.hpp>
 
 #include "codegen/launch.hpp"
+#include "sparse/spmv.hpp"
 #include "support.hpp"
 
 using namespace xgpu;
@@ -223,11 +224,10 @@ TEST_CASE("merge path under launch shapes: work-group sizes, steps per work-item
         // refused before any work, naming the shape and the sizes.
         const std::size_t limit =
             ctx.device().info().static_local_memory ? std::size_t(ctx.device().info().static_local_memory) : 32768;
-        // Both matrices' values take 8 bytes (double, complex<float>); the row ends are offsets
-        // within the tile whatever the index type, 16-bit in tiles of fewer than 2^16 steps.
+        // Both matrices' values take 8 bytes (double, complex<float>); the tile's local memory
+        // does not depend on the index type.
         auto tile_bytes = [](const LaunchShape& s) {
-            const std::size_t tile = std::size_t(s.group_size) * s.items, offset = tile < 65536 ? 2 : 4;
-            return (tile + 1) * offset + tile * 8 + std::size_t(s.group_size) * (offset + 4 + 8) + 32;
+            return xgpu::sparse::detail::merge_tile_bytes(s.group_size, s.items, 8);
         };
         CHECK_FALSE(a.build_ms(Format::merge_path));
         struct Case {

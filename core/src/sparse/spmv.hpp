@@ -4,6 +4,7 @@
 // the CSR ones; merge.cpp, sell.cpp) and spmv.cpp dispatches on the plan's format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -28,6 +29,8 @@ template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c);
 
 // The launch shapes the planner asks of the formats with their own files.
 template <Value T, Index I> LaunchShape merge_shape(const Context& ctx); // the merge path's (merge.cpp)
+// The bytes of local memory a staged merge-path tile of wg x items steps declares (merge.cpp).
+std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t value_size);
 void sell_shape(const Context& ctx, unsigned& chunk, unsigned& sigma);
 
 // kernels/spmv.h filled for T and I, for a skeleton's ${spmv_h} hook.
