@@ -231,8 +231,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
  * steps cost more than the loads: fewer warps in flight). Each warp works alone (warp barriers
  * only) and loads its next batch's fields into registers (PF values a field a lane) before it
  * computes the current one, so that with VB > 1 one batch's loads are in flight while the tensor
- * cores work on the previous. Where NT is odd the last tile's product takes its Dr and Ds
- * tiles as the two halves of A (one 16 x 8 product a field for both matrices). */
+ * cores work on the previous. Where NT is odd the last pair computes its first tile twice and
+ * stores it once. */
 #define NT ((NP + 7) / 8)
 #define KS ((NP + 3) / 4)
 #if VEW == 4
@@ -322,13 +322,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #pragma unroll
             for (int32_t m = 0; m < 6; ++m)
                 c[m][0] = c[m][1] = c[m][2] = c[m][3] = (T)0;
-            /* The last of an odd number of tiles: its Dr and Ds tiles as A's two halves (rows 0-7
-               and 8-15), one product per field into c[2 f] (Dr U in c[2 f][0..1], Ds U in
-               c[2 f][2..3]) instead of two with a tile computed twice. */
-            const int mixed = NT % 2 && nt0 + 1 == NT;
             const int32_t nt1 = nt0 + 1 < NT ? nt0 + 1 : nt0;
-            /* A's second half for matrix m: tile nt1 of m, or (mixed) tile nt0 of Ds. */
-#define HI_M(m) (mixed ? 1 : (m))
 #if VEW == 4
 #define AL_OF(nt, ks, m) drT[AFRAGS + (((nt) * KS + (ks)) * 2 + (m)) * 32 + lane]
 /* b's TF32 parts. */
@@ -348,11 +342,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                 }
 #pragma unroll
                 for (int32_t m = 0; m < 2; ++m) {
-                    if (m == 1 && mixed) break;
-                    const uint32_t a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, HI_M(m)), a2 = A_OF(nt0, ks + 1, m),
-                                   a3 = A_OF(nt1, ks + 1, HI_M(m));
-                    const uint32_t l0 = AL_OF(nt0, ks, m), l1 = AL_OF(nt1, ks, HI_M(m)), l2 = AL_OF(nt0, ks + 1, m),
-                                   l3 = AL_OF(nt1, ks + 1, HI_M(m));
+                    const uint32_t a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, m), a2 = A_OF(nt0, ks + 1, m),
+                                   a3 = A_OF(nt1, ks + 1, m);
+                    const uint32_t l0 = AL_OF(nt0, ks, m), l1 = AL_OF(nt1, ks, m), l2 = AL_OF(nt0, ks + 1, m),
+                                   l3 = AL_OF(nt1, ks + 1, m);
 #pragma unroll
                     for (int32_t f = 0; f < 3; ++f) {
                         xgpu_mma_m16n8k8_tf32(c[2 * f + m], l0, l1, l2, l3, bh[f][0], bh[f][1]);
@@ -369,9 +362,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                     SPLIT(B_OF(f, KS - 1), bh[f], bl[f])
 #pragma unroll
                 for (int32_t m = 0; m < 2; ++m) {
-                    if (m == 1 && mixed) break;
-                    const uint32_t a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, HI_M(m));
-                    const uint32_t l0 = AL_OF(nt0, KS - 1, m), l1 = AL_OF(nt1, KS - 1, HI_M(m));
+                    const uint32_t a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, m);
+                    const uint32_t l0 = AL_OF(nt0, KS - 1, m), l1 = AL_OF(nt1, KS - 1, m);
 #pragma unroll
                     for (int32_t f = 0; f < 3; ++f) {
                         xgpu_mma_m16n8k4_tf32(c[2 * f + m], l0, l1, bh[f]);
@@ -388,9 +380,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
             for (int32_t ks = 0; ks + 1 < KS; ks += 2)
 #pragma unroll
                 for (int32_t m = 0; m < 2; ++m) {
-                    if (m == 1 && mixed) break;
-                    const T a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, HI_M(m)), a2 = A_OF(nt0, ks + 1, m),
-                            a3 = A_OF(nt1, ks + 1, HI_M(m));
+                    const T a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, m), a2 = A_OF(nt0, ks + 1, m),
+                            a3 = A_OF(nt1, ks + 1, m);
 #pragma unroll
                     for (int32_t f = 0; f < 3; ++f)
                         xgpu_mma_m16n8k8_f64(c[2 * f + m], a0, a1, a2, a3, B_OF(f, ks), B_OF(f, ks + 1));
@@ -398,8 +389,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #if KS % 2
 #pragma unroll
             for (int32_t m = 0; m < 2; ++m) {
-                if (m == 1 && mixed) break;
-                const T a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, HI_M(m));
+                const T a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, m);
 #pragma unroll
                 for (int32_t f = 0; f < 3; ++f)
                     xgpu_mma_m16n8k4_f64(c[2 * f + m], a0, a1, B_OF(f, KS - 1));
@@ -415,19 +405,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                     for (int32_t f = 0; f < 3; ++f) {
                         const T b = B_OF(f, ks);
                         xgpu_mma_m8n8k4_f64(c[2 * f + m], a0, b);
-                        if (!mixed) xgpu_mma_m8n8k4_f64(c[2 * f + m] + 2, a1, b);
+                        xgpu_mma_m8n8k4_f64(c[2 * f + m] + 2, a1, b);
                     }
                 }
 #endif
-#if VEW == 4 || defined(XGPU_HAS_MMA_F64_M16)
-            if (mixed)
-#pragma unroll
-                for (int32_t f = 0; f < 3; ++f) {
-                    c[2 * f + 1][0] = c[2 * f][2];
-                    c[2 * f + 1][1] = c[2 * f][3];
-                }
-#endif
-#undef HI_M
 #pragma unroll
             for (int32_t h = 0; h < 2; ++h) {
                 const int32_t n = (nt0 + h) * 8 + g;

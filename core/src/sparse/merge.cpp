@@ -14,9 +14,9 @@
 
 namespace xgpu::sparse::detail {
 
-// Its row ends (an offset each, plus one), its products (one value each), and each work-item's
-// first row (an offset), its last row (32-bit) and its share of that row; the offsets are 16-bit
-// in tiles of fewer than 2^16 steps, else 32-bit.
+// A staged tile's local memory: its row ends (an offset each, plus one), its products (one value
+// each), and each work-item's first row (an offset), its last row (32-bit) and its share of that
+// row; the offsets are 16-bit in tiles of fewer than 2^16 steps, else 32-bit.
 std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t value_size) {
     const std::size_t tile = std::size_t(wg) * items, offset = tile < 65536 ? 2 : 4;
     return (tile + 1) * offset + tile * value_size + std::size_t(wg) * (offset + 4 + value_size) + 32; // + alignment
