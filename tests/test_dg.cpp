@@ -140,6 +140,11 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 // elements: the second group's last batches run past the end).
                 variants.push_back({"f32", 4, false, 0, 0, 0, 0, 0, 4});
                 if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 0, 0, 0, 0, 0, 4});
+                // The face fluxes read back 16 bytes at a time (order 5: 18 a face set, padded to
+                // 20 floats; order 3: 12), with LIFT rows in registers over 2 batches, and with
+                // LIFT from local memory.
+                variants.push_back({"f32", 4, false, 0, 0, 0, 0, 0, 2, 1});
+                if (ctx.device().has_fp64()) variants.push_back({"f64", 5, true, 0, 0, 0, 0, 0, 0, 1});
             }
             for (const auto& v : variants) {
                 dg::DeviceMaxwell op(ctx, d, v);
@@ -152,8 +157,9 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                               << op.volume_batches() << " volume batches, volume form " << op.volume_form() << " ("
                               << op.volume_elements_per_item() << " elements per item, "
                               << op.volume_elements_per_group() << " per group), surface batches "
-                              << op.surface_batches() << ", local matrices " << v.matrices_in_local << ": max |rhs| "
-                              << scale << ", max difference " << max_diff(got, want));
+                              << op.surface_batches() << ", surface vector " << op.surface_vector()
+                              << ", local matrices " << v.matrices_in_local << ": max |rhs| " << scale
+                              << ", max difference " << max_diff(got, want));
                 CHECK(max_diff(got, want) <= tol * scale);
             }
         }

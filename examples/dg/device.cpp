@@ -145,11 +145,11 @@ SurfaceShape default_surface_shape(int order, bool cpu, bool f64) {
     const int np = (order + 1) * (order + 2) / 2;
     if (cpu) return {std::max(1, 32 / np), 0};
     switch (order) {
-    case 4: return {17, 0};                                       // 255 work-items
-    case 5: return f64 ? SurfaceShape{4, 4} : SurfaceShape{6, 0}; // f64: 84 work-items, LIFT rows in registers
-    case 6: return {9, 0};                                        // 252
-    case 7: return {4, 0};                                        // 144
-    default: return {std::max(1, 128 / np), 0};
+    case 4: return {17, 0, 0};                                          // 255 work-items
+    case 5: return f64 ? SurfaceShape{4, 4, 0} : SurfaceShape{6, 0, 1}; // f64: 84 work-items, LIFT rows in registers
+    case 6: return f64 ? SurfaceShape{9, 0, 0} : SurfaceShape{4, 2, 1}; // 252; f32: 112 over 2 batches
+    case 7: return f64 ? SurfaceShape{4, 0, 0} : SurfaceShape{6, 2, 1}; // 144; f32: 216 over 2 batches
+    default: return {std::max(1, 128 / np), 0, 0};
     }
 }
 
@@ -218,6 +218,10 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: surface batches " + std::to_string(options_.surface_batches) +
                                     " < 0 (-1: the default)");
     sb_ = options_.surface_batches >= 0 ? options_.surface_batches : options_.elements_per_group ? 0 : surface_shape.sb;
+    if (options_.surface_vector < -1 || options_.surface_vector > 1)
+        throw xgpu::InvalidArgument("dg: surface vector " + std::to_string(options_.surface_vector) +
+                                    " is not 0, 1 or -1 (the default)");
+    sv_ = options_.surface_vector >= 0 ? options_.surface_vector : options_.elements_per_group ? 0 : surface_shape.sv;
     const int form = options_.volume_form;
     if (form < 0 || form > 4)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " is not 0, 1, 2, 3 or 4");
@@ -281,8 +285,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                     " nodes exceed the device's work-group size " +
                                     std::to_string(info.max_work_group_size));
     const std::size_t local_volume = value_size_ * volume_local_values(np, granularity, options_.matrices_in_local);
+    const std::size_t tvn = 16 / value_size_, nfns = sv_ ? (std::size_t(nfn) + tvn - 1) / tvn * tvn : nfn;
     const std::size_t local_surface =
-        value_size_ * (3 * std::size_t(epb_) * nfn + (options_.matrices_in_local ? std::size_t(nfn) * np : 0));
+        value_size_ * (3 * std::size_t(epb_) * nfns + (options_.matrices_in_local ? std::size_t(nfn) * np : 0));
     if (std::max(local_volume, local_surface) > info.static_local_memory)
         throw xgpu::InvalidArgument("dg: the kernels need " + std::to_string(std::max(local_volume, local_surface)) +
                                     " bytes of local memory, the device offers " +
@@ -300,6 +305,9 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                                   {"VEW", vew_},
                                                   {"EPW", epw_},
                                                   {"SB", sb_},
+                                                  {"SV", sv_},
+                                                  {"TV", f64 ? "double2" : "float4"},
+                                                  {"TVN", f64 ? 2 : 4},
                                                   {"MAT_LOCAL", options_.matrices_in_local ? 1 : 0}};
     // One source, so the three kernels come from one compiled program (the context caches it).
     source_ = constant_matrices(ref, f64) + maxwell_kernel_source;

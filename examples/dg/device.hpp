@@ -54,6 +54,9 @@ struct DeviceOptions {
     // of elements_per_group elements per work-group; 0: LIFT read from memory; -1:
     // default_surface_shape's (when elements_per_group is 0 too; else 0).
     int surface_batches = -1;
+    // 1: the surface kernel reads its face fluxes back from local memory 16 bytes at a time; 0:
+    // a value at a time; -1: default_surface_shape's (when elements_per_group is 0 too; else 0).
+    int surface_vector = -1;
 };
 
 // Whether the volume kernel can run on this device's tensor cores (form 3, f64): an NVIDIA device
@@ -83,7 +86,7 @@ VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma = false
 // The surface kernel's elements a work-group and LIFT-row batches (0: LIFT from memory) where
 // DeviceOptions leaves them to the default.
 struct SurfaceShape {
-    int epb = 1, sb = 0;
+    int epb = 1, sb = 0, sv = 0;
 };
 SurfaceShape default_surface_shape(int order, bool cpu, bool f64);
 
@@ -131,13 +134,14 @@ public:
     int volume_form() const { return vew_; }
     int volume_elements_per_item() const { return epw_; }
     int surface_batches() const { return sb_; }
+    int surface_vector() const { return sv_; }
 
 private:
     xgpu::Context ctx_;
     xgpu::Queue queue_;
     const Discretization* d_;
     DeviceOptions options_;
-    int epb_ = 1, npw_ = 1, vepb_ = 1, vb_ = 0, vew_ = 0, epw_ = 1, sb_ = 0;
+    int epb_ = 1, npw_ = 1, vepb_ = 1, vb_ = 0, vew_ = 0, epw_ = 1, sb_ = 0, sv_ = 0;
     std::string source_; // the kernels' source: constant_matrices, then maxwell_kernel_source
     std::size_t value_size_ = 8;
     std::int32_t k_ = 0, knp_ = 0;

@@ -21,7 +21,7 @@
 namespace {
 
 struct Settings {
-    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0, vew = 0, epw = 0, sb = -1;
+    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0, vew = 0, epw = 0, sb = -1, sv = -1;
     double final_time = 1.0, perturb = 0.0, cfl = 1.0;
     std::vector<int> mode{1, 1};
     std::string precision = "f64", vtk;
@@ -89,12 +89,17 @@ int main(int argc, char** argv) try {
                    "the surface kernel with LIFT rows in registers, over this many batches of elements per "
                    "work-group (0: off; default: the measured default where --elements-per-group is unset, else 0)")
         ->check(CLI::Range(0, 4096));
+    app.add_option("--surface-vector", s.sv,
+                   "1: the surface kernel reads its face fluxes from local memory 16 bytes at a time, 0: a value "
+                   "at a time (default: the measured default where --elements-per-group is unset, else 0)")
+        ->check(CLI::Range(0, 1));
     app.add_flag("--local-matrices", s.local_matrices, "stage Dr, Ds and LIFT in local memory");
     CLI11_PARSE(app, argc, argv);
 
     const auto disc = dg::make_discretization(s.order, s.mesh, s.perturb);
     auto ctx = xgpu::Context::from_env();
-    dg::DeviceMaxwell op(ctx, disc, {s.precision, s.epb, s.local_matrices, s.npw, s.vepb, s.vb, s.vew, s.epw, s.sb});
+    dg::DeviceMaxwell op(ctx, disc,
+                         {s.precision, s.epb, s.local_matrices, s.npw, s.vepb, s.vb, s.vew, s.epw, s.sb, s.sv});
     const auto timing = dg::time_steps(disc, s.final_time, s.cfl);
     const double dt = timing.dt; // not a structured binding: lambdas below capture it
     const long steps = timing.steps;
@@ -116,14 +121,16 @@ int main(int argc, char** argv) try {
                                       std::to_string(op.volume_batches()) + " batches)"
         : op.volume_batches() ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)"
                               : "";
-    std::printf(
-        "precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
-        "per group%s, matrices in %s memory%s\n",
-        s.precision.c_str(), op.elements_per_group(), op.elements_per_group() * disc.ref.np, op.nodes_per_item(),
-        op.volume_elements_per_group(), register_rows.c_str(), s.local_matrices ? "local" : "global",
-        op.surface_batches()
-            ? (", surface LIFT rows in registers over " + std::to_string(op.surface_batches()) + " batches").c_str()
-            : "");
+    std::printf("precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
+                "per group%s, matrices in %s memory%s\n",
+                s.precision.c_str(), op.elements_per_group(), op.elements_per_group() * disc.ref.np,
+                op.nodes_per_item(), op.volume_elements_per_group(), register_rows.c_str(),
+                s.local_matrices ? "local" : "global",
+                ((op.surface_batches()
+                      ? ", surface LIFT rows in registers over " + std::to_string(op.surface_batches()) + " batches"
+                      : std::string()) +
+                 (op.surface_vector() ? ", surface fluxes read 16 bytes at a time" : ""))
+                    .c_str());
     std::printf("steps       %ld of dt = %.4e to t = %g (dt = cfl 2/3 min inradius min Gauss spacing)\n", steps, dt,
                 s.final_time);
 

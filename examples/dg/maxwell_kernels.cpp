@@ -16,6 +16,8 @@
 //              warp per 8 elements, VB batches
 //   SB         0: the surface kernel reads LIFT from memory; B >= 1: each work-item keeps its
 //              node's row of LIFT in registers and takes B batches of EPB elements
+//   SV         1: the surface kernel reads the face fluxes back from local memory 16 bytes at a
+//              time (TV: float4 or double2, TVN values); 0: one value at a time
 //   MAT_LOCAL  1: Dr, Ds (or LIFT) are copied into local memory per work-group; 0: read from
 //              global memory, where every work-group reads the same few kilobytes (the caches
 //              hold them)
@@ -543,6 +545,19 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
  * Ez+ = -Ez-, H+ = H- applies). sgeo: nx, ny, Fscale / 2 per element face. dg_face_fluxes
  * writes the scaled upwind fluxes of element k's face nodes j = n, n + NP, ... into the local
  * arrays of slot e. */
+/* SV 1: the face fluxes are read back 16 bytes at a time (TVN = 4 floats or 2 doubles, type TV),
+ * each element's row of NFNS = NFN rounded up to whole vectors; 0: one value at a time. */
+#if SV
+#define NFNS ((NFN + TVN - 1) / TVN * TVN)
+#if TVN == 4
+#define TV_AT(v, c) ((c) == 0 ? (v).x : (c) == 1 ? (v).y : (c) == 2 ? (v).z : (v).w)
+#else
+#define TV_AT(v, c) ((c) == 0 ? (v).x : (v).y)
+#endif
+#else
+#define NFNS NFN
+#endif
+
 XGPU_DEVICE_FN void dg_face_fluxes(const int32_t k, const int32_t e, const int32_t n, const int32_t KNP,
                                    XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
                                    XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
@@ -558,9 +573,9 @@ XGPU_DEVICE_FN void dg_face_fluxes(const int32_t k, const int32_t e, const int32
         }
         const T nx = sgeo[3 * f], ny = sgeo[3 * f + 1], fs = sgeo[3 * f + 2];
         const T ndh = nx * dhx + ny * dhy;
-        f_hx[e * NFN + j] = fs * (ny * dez + ndh * nx - dhx);
-        f_hy[e * NFN + j] = fs * (-nx * dez + ndh * ny - dhy);
-        f_ez[e * NFN + j] = fs * (-nx * dhy + ny * dhx - dez);
+        f_hx[e * NFNS + j] = fs * (ny * dez + ndh * nx - dhx);
+        f_hy[e * NFNS + j] = fs * (-nx * dez + ndh * ny - dhy);
+        f_ez[e * NFNS + j] = fs * (-nx * dhy + ny * dhx - dez);
     }
 }
 
@@ -568,7 +583,14 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
                             XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
                             XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
                             XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
+#if SV
+    XGPU_LOCAL TV v_hx[EPB * NFNS / TVN], v_hy[EPB * NFNS / TVN], v_ez[EPB * NFNS / TVN];
+    XGPU_LOCAL_PTR(T) f_hx = (XGPU_LOCAL_PTR(T))v_hx;
+    XGPU_LOCAL_PTR(T) f_hy = (XGPU_LOCAL_PTR(T))v_hy;
+    XGPU_LOCAL_PTR(T) f_ez = (XGPU_LOCAL_PTR(T))v_ez;
+#else
     XGPU_LOCAL T f_hx[EPB * NFN], f_hy[EPB * NFN], f_ez[EPB * NFN];
+#endif
     const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
 #if SB
     /* Lift rows in registers: work-item l is node n of element slot e and keeps row n of LIFT (NFN
@@ -579,48 +601,63 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
 #pragma unroll
     for (int32_t j = 0; j < NFN; ++j)
         lr[j] = liftT[j * NP + n];
-    for (int32_t batch = 0; batch < SB; ++batch) {
-        const int32_t k0 = ((int32_t)XGPU_GROUP_ID(0) * SB + batch) * EPB;
-        if (k0 >= K) break; /* the same for the whole work-group */
-        if (batch > 0) XGPU_BARRIER(); /* the previous batch's reads are done */
-        const int32_t k = k0 + e;
-        if (k < K) dg_face_fluxes(k, e, n, KNP, sgeo, vmapM, vmapP, q, f_hx, f_hy, f_ez);
-        XGPU_BARRIER();
-        if (k < K) {
-            T a_hx = 0, a_hy = 0, a_ez = 0;
-#pragma unroll
-            for (int32_t j = 0; j < NFN; ++j) {
-                a_hx += lr[j] * f_hx[e * NFN + j];
-                a_hy += lr[j] * f_hy[e * NFN + j];
-                a_ez += lr[j] * f_ez[e * NFN + j];
-            }
-            const int32_t g = k * NP + n;
-            rhs[g] += a_hx;
-            rhs[KNP + g] += a_hy;
-            rhs[2 * KNP + g] += a_ez;
-        }
-    }
+#define LIFT_AT(j) lr[j]
+#define BATCHES SB
 #else
-    const int32_t k = (int32_t)XGPU_GROUP_ID(0) * EPB + e, g = k * NP + n;
 #if MAT_LOCAL
     XGPU_LOCAL T s_lift[NFN * NP];
     for (int32_t i = l; i < NFN * NP; i += GROUP)
         s_lift[i] = liftT[i];
 #endif
-    if (k < K) dg_face_fluxes(k, e, n, KNP, sgeo, vmapM, vmapP, q, f_hx, f_hy, f_ez);
-    XGPU_BARRIER();
-    if (k >= K) return;
-    T a_hx = 0, a_hy = 0, a_ez = 0;
-    for (int32_t j = 0; j < NFN; ++j) {
-        const T L = MAT(s_lift, liftT)[j * NP + n];
-        a_hx += L * f_hx[e * NFN + j];
-        a_hy += L * f_hy[e * NFN + j];
-        a_ez += L * f_ez[e * NFN + j];
-    }
-    rhs[g] += a_hx;
-    rhs[KNP + g] += a_hy;
-    rhs[2 * KNP + g] += a_ez;
+#define LIFT_AT(j) MAT(s_lift, liftT)[(j) * NP + n]
+#define BATCHES 1
 #endif
+    for (int32_t batch = 0; batch < BATCHES; ++batch) {
+        const int32_t k0 = ((int32_t)XGPU_GROUP_ID(0) * BATCHES + batch) * EPB;
+        if (k0 >= K) break; /* the same for the whole work-group */
+        if (batch > 0) XGPU_BARRIER(); /* the previous batch's reads are done */
+        const int32_t k = k0 + e, g = k * NP + n;
+        /* rhs is loaded first, so that its latency overlaps the flux's gathers. */
+        T r_hx = 0, r_hy = 0, r_ez = 0;
+        if (k < K) {
+            r_hx = rhs[g];
+            r_hy = rhs[KNP + g];
+            r_ez = rhs[2 * KNP + g];
+            dg_face_fluxes(k, e, n, KNP, sgeo, vmapM, vmapP, q, f_hx, f_hy, f_ez);
+        }
+        XGPU_BARRIER();
+        if (k < K) {
+            T a_hx = 0, a_hy = 0, a_ez = 0;
+#if SV
+#pragma unroll
+            for (int32_t v = 0; v < NFNS / TVN; ++v) {
+                const int32_t i = e * (NFNS / TVN) + v;
+                const TV x = v_hx[i], y = v_hy[i], z = v_ez[i];
+#pragma unroll
+                for (int32_t c = 0; c < TVN; ++c)
+                    if (v * TVN + c < NFN) {
+                        const T L = LIFT_AT(v * TVN + c);
+                        a_hx += L * TV_AT(x, c);
+                        a_hy += L * TV_AT(y, c);
+                        a_ez += L * TV_AT(z, c);
+                    }
+            }
+#else
+#pragma unroll
+            for (int32_t j = 0; j < NFN; ++j) {
+                const T L = LIFT_AT(j);
+                a_hx += L * f_hx[e * NFN + j];
+                a_hy += L * f_hy[e * NFN + j];
+                a_ez += L * f_ez[e * NFN + j];
+            }
+#endif
+            rhs[g] = r_hx + a_hx;
+            rhs[KNP + g] = r_hy + a_hy;
+            rhs[2 * KNP + g] = r_ez + a_ez;
+        }
+    }
+#undef LIFT_AT
+#undef BATCHES
 }
 
 /* One stage of the low-storage RK: res = a res + dt rhs; q += b res (all three fields at once). */
