@@ -542,9 +542,9 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 
 /* rhs += LIFT (Fscale/2 * upwind flux). Face node j of element k compares q at vmapM (its own
  * node) and vmapP (the neighbour's; the same node on the wall, where the mirror state
- * Ez+ = -Ez-, H+ = H- applies). sgeo: nx, ny, Fscale / 2 per element face. dg_face_fluxes
- * writes the scaled upwind fluxes of element k's face nodes j = n, n + NP, ... into the local
- * arrays of slot e. */
+ * Ez+ = -Ez-, H+ = H- applies). sgeo: nx, ny, Fscale / 2 per element face. dg_face_flux
+ * writes the scaled upwind flux of element k's face node j (its map entries m and p) into the
+ * local arrays of slot e. */
 /* SV 1: the face fluxes are read back 16 bytes at a time (TVN = 4 floats or 2 doubles, type TV),
  * each element's row of NFNS = NFN rounded up to whole vectors; 0: one value at a time. */
 #if SV
@@ -558,24 +558,37 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #define NFNS NFN
 #endif
 
-XGPU_DEVICE_FN void dg_face_fluxes(const int32_t k, const int32_t e, const int32_t n, const int32_t KNP,
-                                   XGPU_GLOBAL const T* XGPU_RESTRICT sgeo, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
-                                   XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, XGPU_GLOBAL const T* XGPU_RESTRICT q,
-                                   XGPU_LOCAL_PTR(T) f_hx, XGPU_LOCAL_PTR(T) f_hy, XGPU_LOCAL_PTR(T) f_ez) {
-    for (int32_t j = n; j < NFN; j += NP) {
-        const int32_t id = k * NFN + j, f = 3 * k + j / NFP;
-        const int32_t m = vmapM[id], p = vmapP[id];
-        T dhx = 0, dhy = 0, dez = 2 * q[2 * KNP + m];
-        if (m != p) {
-            dhx = q[m] - q[p];
-            dhy = q[KNP + m] - q[KNP + p];
-            dez = q[2 * KNP + m] - q[2 * KNP + p];
+XGPU_DEVICE_FN void dg_face_flux(const int32_t k, const int32_t e, const int32_t j, const int32_t m, const int32_t p,
+                                 const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT sgeo,
+                                 XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_LOCAL_PTR(T) f_hx, XGPU_LOCAL_PTR(T) f_hy,
+                                 XGPU_LOCAL_PTR(T) f_ez) {
+    const int32_t f = 3 * k + j / NFP;
+    T dhx = 0, dhy = 0, dez = 2 * q[2 * KNP + m];
+    if (m != p) {
+        dhx = q[m] - q[p];
+        dhy = q[KNP + m] - q[KNP + p];
+        dez = q[2 * KNP + m] - q[2 * KNP + p];
+    }
+    const T nx = sgeo[3 * f], ny = sgeo[3 * f + 1], fs = sgeo[3 * f + 2];
+    const T ndh = nx * dhx + ny * dhy;
+    f_hx[e * NFNS + j] = fs * (ny * dez + ndh * nx - dhx);
+    f_hy[e * NFNS + j] = fs * (-nx * dez + ndh * ny - dhy);
+    f_ez[e * NFNS + j] = fs * (-nx * dhy + ny * dhx - dez);
+}
+
+/* The face nodes a work-item takes, j = n + t NP below NFN for t < FPT (one at N >= 4), and the
+ * map entries of element k's: im[t], ip[t] (the surface kernel's batches after the first). */
+#define FPT ((NFN + NP - 1) / NP)
+XGPU_DEVICE_FN void dg_face_indices(const int32_t k, const int32_t n, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
+                                    XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, int32_t* im, int32_t* ip) {
+#pragma unroll
+    for (int32_t t = 0; t < FPT; ++t) {
+        const int32_t j = n + t * NP;
+        im[t] = ip[t] = 0;
+        if (j < NFN) {
+            im[t] = vmapM[k * NFN + j];
+            ip[t] = vmapP[k * NFN + j];
         }
-        const T nx = sgeo[3 * f], ny = sgeo[3 * f + 1], fs = sgeo[3 * f + 2];
-        const T ndh = nx * dhx + ny * dhy;
-        f_hx[e * NFNS + j] = fs * (ny * dez + ndh * nx - dhx);
-        f_hy[e * NFNS + j] = fs * (-nx * dez + ndh * ny - dhy);
-        f_ez[e * NFNS + j] = fs * (-nx * dhy + ny * dhx - dez);
     }
 }
 
@@ -612,6 +625,16 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
 #define LIFT_AT(j) MAT(s_lift, liftT)[(j) * NP + n]
 #define BATCHES 1
 #endif
+#if BATCHES > 1
+    /* The first batch's map entries; each later batch's are loaded while the one before it
+     * lifts, so that a batch's gathers wait for one load, not two in a row. (With one batch the
+     * entries are loaded after rhs, which ran faster on the H200 than loading them first.) */
+    int32_t im[FPT], ip[FPT];
+    {
+        const int32_t k = (int32_t)XGPU_GROUP_ID(0) * BATCHES * EPB + e;
+        if (k < K) dg_face_indices(k, n, vmapM, vmapP, im, ip);
+    }
+#endif
     for (int32_t batch = 0; batch < BATCHES; ++batch) {
         const int32_t k0 = ((int32_t)XGPU_GROUP_ID(0) * BATCHES + batch) * EPB;
         if (k0 >= K) break; /* the same for the whole work-group */
@@ -623,9 +646,19 @@ XGPU_KERNEL void dg_surface(const int32_t K, const int32_t KNP, XGPU_GLOBAL cons
             r_hx = rhs[g];
             r_hy = rhs[KNP + g];
             r_ez = rhs[2 * KNP + g];
-            dg_face_fluxes(k, e, n, KNP, sgeo, vmapM, vmapP, q, f_hx, f_hy, f_ez);
+#if BATCHES > 1
+#pragma unroll
+            for (int32_t t = 0; t < FPT; ++t)
+                if (n + t * NP < NFN) dg_face_flux(k, e, n + t * NP, im[t], ip[t], KNP, sgeo, q, f_hx, f_hy, f_ez);
+#else
+            for (int32_t j = n; j < NFN; j += NP)
+                dg_face_flux(k, e, j, vmapM[k * NFN + j], vmapP[k * NFN + j], KNP, sgeo, q, f_hx, f_hy, f_ez);
+#endif
         }
         XGPU_BARRIER();
+#if BATCHES > 1
+        if (batch + 1 < BATCHES && k + EPB < K) dg_face_indices(k + EPB, n, vmapM, vmapP, im, ip);
+#endif
         if (k < K) {
             T a_hx = 0, a_hy = 0, a_ez = 0;
 #if SV
