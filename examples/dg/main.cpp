@@ -66,7 +66,7 @@ int main(int argc, char** argv) try {
         ->check(CLI::Range(1e-6, 1.0))
         ->capture_default_str();
     app.add_option("--elements-per-group", s.epb,
-                   "elements per work-group (0: about 32 work-items on CPUs; on GPUs 144-255 at N = 4-7, measured)")
+                   "elements per work-group (0: about 32 work-items on CPUs; on GPUs 126-255 at N = 4-7, measured)")
         ->check(CLI::Range(0, 4096));
     app.add_option("--nodes-per-item", s.npw, "nodes per work-item in the volume kernel (0: the measured default)")
         ->check(CLI::Range(0, 64));
