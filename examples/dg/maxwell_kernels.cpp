@@ -577,7 +577,8 @@ XGPU_DEVICE_FN void dg_face_flux(const int32_t k, const int32_t e, const int32_t
 }
 
 /* The face nodes a work-item takes, j = n + t NP below NFN for t < FPT (one at N >= 4), and the
- * map entries of element k's: im[t], ip[t] (the surface kernel's batches after the first). */
+ * map entries of element k's: im[t], ip[t] (for the surface kernel with several batches a
+ * work-group, which loads them a batch ahead). */
 #define FPT ((NFN + NP - 1) / NP)
 XGPU_DEVICE_FN void dg_face_indices(const int32_t k, const int32_t n, XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapM,
                                     XGPU_GLOBAL const int32_t* XGPU_RESTRICT vmapP, int32_t* im, int32_t* ip) {
