@@ -3,7 +3,7 @@
 # registers NVIDIA's OpenCL driver, then runs the steps named (default: all) and leaves logs in
 # $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck, racecheck and
 # initcheck on the CUDA backend, and the benchmarks on both backends.
-#   scripts/gpu-check.sh [tests] [dialect] [memcheck] [racecheck] [initcheck] [bench] [dg]
+#   scripts/gpu-check.sh [tests] [dialect] [memcheck] [racecheck] [initcheck] [bench] [dg] [profile]
 set -u
 out=${OUT:-/tmp/xgpu-out}
 mkdir -p "$out"
@@ -88,6 +88,28 @@ for step in $steps; do
       done
     done
     grep -E "^##|fastest|^time/step|^volume|^precision" "$out/dg.txt"
+    ;;
+  profile)
+    # Nsight Compute (where the machine has it) over the kernels still short of their targets:
+    # the DG volume kernel (default form, f64 and f32, N = 5 and 7, about 2 million dofs) and the
+    # merge-path SpMV on the locality-ordered power-law matrix; one launch each after the
+    # warm-up, every section including the warp-stall sampling by instruction, as text.
+    if ! command -v ncu >/dev/null 2>&1; then
+      echo "profile: ncu not found"
+      continue
+    fi
+    for p in f64 f32; do
+      for n in 5 7; do
+        m=$(awk -v n="$n" 'BEGIN { np = (n + 1) * (n + 2) / 2; printf "%d", sqrt(2000000 / (6 * np)) + 0.5 }')
+        XGPU_BACKEND=cuda XGPU_AUTOTUNE=off ncu --clock-control none --kernel-name dg_volume --launch-skip 2 \
+          --launch-count 1 --set full build/examples/dg/dg --order $n --mesh $m --final-time 0.001 --precision $p \
+          >"$out/ncu-dg-$p-$n.txt" 2>&1
+        echo "profile dg $p N=$n: rc=$? $(grep -m1 -E '^ +Duration' "$out/ncu-dg-$p-$n.txt")"
+      done
+    done
+    XGPU_BACKEND=cuda ncu --clock-control none --kernel-name xgpu_spmv_merge --launch-skip 4 --launch-count 1 --set full \
+      build/bench/spmv-bench --n 0 --p 0 --plocal 24 --reps 3 --formats merge_path >"$out/ncu-merge.txt" 2>&1
+    echo "profile merge path: rc=$? $(grep -m1 -E '^ +Duration' "$out/ncu-merge.txt")"
     ;;
   esac
 done
