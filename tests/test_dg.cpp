@@ -166,6 +166,26 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
     }
 }
 
+TEST_CASE("dg: device options out of range are refused with a message that names them", "[dg]") {
+    using Catch::Matchers::Contains;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto d = dg::make_discretization(3, 2);
+        const auto refused = [&](dg::DeviceOptions o, const char* what) {
+            CHECK_THROWS_WITH(dg::DeviceMaxwell(ctx, d, o), Contains(what));
+        };
+        refused({"f16"}, "precision 'f16'");
+        refused({"f32", -1}, "elements per group -1");
+        refused({"f32", 0, false, 11}, "nodes per work-item 11");
+        refused({"f32", 0, false, 0, 0, -1}, "volume batches -1");
+        refused({"f32", 0, false, 0, 0, 0, 5}, "volume kernel form 5");
+        refused({"f32", 0, false, 0, 0, 0, 0, 0, -2}, "surface batches -2");
+        refused({"f32", 0, false, 0, 0, 0, 0, 0, -1, 2}, "surface vector 2");
+        refused({"f32", 0, false, 0, 0, 0, 0, 0, -1, -2}, "surface vector -2");
+        refused({"f32", 4096}, "work-group size");
+        if (!dg::has_mma_f64(ctx.device().info())) refused({"f64", 0, false, 0, 16, 0, 3}, "form 3");
+    }
+}
+
 TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked against the default", "[dg]") {
     // A tuning database of its own (XGPU_CACHE_DIR), tuned on first use within half a second.
     namespace fs = std::filesystem;
