@@ -132,18 +132,19 @@ bool has_mma_f64(const xgpu::DeviceInfo& info) {
     return info.nv_compute_capability >= 80 && info.fp64;
 }
 
-// CPUs: about 32 work-items, PoCL running a group as a loop on one core (2 shared cores, K =
-// 2048, the best of three runs of volume + surface: N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements
-// a group; N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms; noisy: the machine was shared). GPUs:
-// at most 256 work-items (NVIDIA's OpenCL allows no more for this kernel). The shapes were swept
-// (examples/dg/surface_shapes.sh) on the H200 (about 2 million dofs, 2026-12-02) after rhs came to be loaded before the
-// flux gathers: elements a group 2-12, LIFT from memory or its rows in registers over 1-4 batches, the fluxes read back
-// a value or 16 bytes at a time (sv); surface GB/s CUDA / OpenCL of the chosen shape against the runner-up of the other
-// backend: f32 N = 6 9 elements, sv: 2911 / 2945 (4 over 2 batches: 2976 / 2652); f32 N = 7 6 over 3 batches, sv: 2640
-// / 2611 (6 over 2: 2610 / 2523); f64 N = 5 6 elements: 2850 / 2963 (6 over 2 batches: 2933 / 2852; the earlier 4 over
-// 4: 2686 / 2603). sv loses in f64 and at N = 4 (an H100 sweep: 2531 against 2917 f64, 3041
-// against 3222 f32) and gains most in f32 at N = 6 (3010 against 2427 on the H200). N = 3 and
-// above 7: about 128 work-items (not swept).
+// CPUs: about 32 work-items, PoCL running a group as a loop on one core (2 shared cores, K = 2048,
+// the best of three runs of volume + surface: N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements a
+// group; N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms; noisy: the machine was shared). GPUs: at
+// most 256 work-items (NVIDIA's OpenCL allows no more for this kernel). The shapes were swept
+// (as examples/dg/surface_shapes.sh does) on the H200 (about 2 million dofs, 2026-12-02) after rhs came to
+// be loaded before the flux gathers: elements a group 2-12, LIFT from memory or its rows in
+// registers over 1-4 batches, the fluxes read back a value or 16 bytes at a time (sv); surface GB/s
+// CUDA / OpenCL of the chosen shape against the runner-up of the other backend: f32 N = 6 9
+// elements, sv: 2911 / 2945 (4 over 2 batches: 2976 / 2652); f32 N = 7 6 over 3 batches, sv: 2640 /
+// 2611 (6 over 2: 2610 / 2523); f64 N = 5 6 elements: 2850 / 2963 (6 over 2 batches: 2933 / 2852;
+// the earlier 4 over 4: 2686 / 2603). sv gains nothing in f64 at N = 5-7 and loses at N = 4 (an H100 sweep:
+// 2531 against 2917 f64, 3041 against 3222 f32) and gains most in f32 at N = 6 (3010 against 2427 on the H200).
+// N = 3 and above 7: about 128 work-items (not swept).
 SurfaceShape default_surface_shape(int order, bool cpu, bool f64) {
     const int np = (order + 1) * (order + 2) / 2;
     if (cpu) return {std::max(1, 32 / np), 0, 0};
