@@ -94,6 +94,13 @@ for step in $steps; do
     # the DG volume kernel (default form, f64 and f32, N = 5 and 7, about 2 million dofs) and the
     # merge-path SpMV on the locality-ordered power-law matrix; one launch each after the
     # warm-up, every section including the warp-stall sampling by instruction, as text.
+    # The report (.ncu-rep, for the Nsight Compute GUI), its details page as text, and the SASS
+    # with the stall samples of each instruction as CSV.
+    ncu_text() {
+      ncu -i "$1.ncu-rep" --page details >"$1.txt" 2>&1
+      ncu -i "$1.ncu-rep" --page source --print-source sass --csv >"$1-sass.csv" 2>&1
+      echo "  $(grep -m1 -E '^ +Duration' "$1.txt")"
+    }
     if ! command -v ncu >/dev/null 2>&1; then
       echo "profile: ncu not found"
       continue
@@ -102,14 +109,17 @@ for step in $steps; do
       for n in 5 7; do
         m=$(awk -v n="$n" 'BEGIN { np = (n + 1) * (n + 2) / 2; printf "%d", sqrt(2000000 / (6 * np)) + 0.5 }')
         XGPU_BACKEND=cuda XGPU_AUTOTUNE=off ncu --clock-control none --kernel-name dg_volume --launch-skip 2 \
-          --launch-count 1 --set full build/examples/dg/dg --order $n --mesh $m --final-time 0.001 --precision $p \
-          >"$out/ncu-dg-$p-$n.txt" 2>&1
-        echo "profile dg $p N=$n: rc=$? $(grep -m1 -E '^ +Duration' "$out/ncu-dg-$p-$n.txt")"
+          --launch-count 1 --set full --import-source yes -f -o "$out/ncu-dg-$p-$n" build/examples/dg/dg --order $n \
+          --mesh $m --final-time 0.001 --precision $p >"$out/ncu-dg-$p-$n.log" 2>&1
+        echo "profile dg $p N=$n: rc=$?"
+        ncu_text "$out/ncu-dg-$p-$n"
       done
     done
     XGPU_BACKEND=cuda ncu --clock-control none --kernel-name xgpu_spmv_merge --launch-skip 4 --launch-count 1 --set full \
-      build/bench/spmv-bench --n 0 --p 0 --plocal 24 --reps 3 --formats merge_path >"$out/ncu-merge.txt" 2>&1
-    echo "profile merge path: rc=$? $(grep -m1 -E '^ +Duration' "$out/ncu-merge.txt")"
+      --import-source yes -f -o "$out/ncu-merge" build/bench/spmv-bench --n 0 --p 0 --plocal 24 --reps 3 \
+      --formats merge_path >"$out/ncu-merge.log" 2>&1
+    echo "profile merge path: rc=$?"
+    ncu_text "$out/ncu-merge"
     ;;
   esac
 done
