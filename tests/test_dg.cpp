@@ -119,6 +119,14 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 // group: the second group holds 2 of 18.
                 variants.push_back({"f32", 4, false, 0, 16, 0, 1});
                 if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 0, 16, 0, 1});
+                // Form 1 with an element's nodes split among 2, 3 and 4 work-items (order 3: 5, 4
+                // and 3 nodes each, the last part shorter; order 5: 11, 7 and 6), in groups of 16,
+                // 8 and 32 elements (18 elements: partial last groups whose idle work-items still
+                // reach the barriers).
+                const int np = d.ref.np;
+                variants.push_back({"f32", 4, false, (np + 1) / 2, 16, 0, 1});
+                variants.push_back({"f32", 4, false, (np + 2) / 3, 8, 0, 1});
+                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, (np + 3) / 4, 32, 0, 1});
                 // Tiled (form 2): 3 nodes of 2 elements a work-item (order 3: 10 nodes, the last
                 // node group with 2 spare slots), and 4 nodes of 4 elements in groups of 8 (order
                 // 5: 21 nodes; the third group holds 2 of its 8 elements).
@@ -178,6 +186,7 @@ TEST_CASE("dg: device options out of range are refused with a message that names
         refused({"f32", 0, false, 11}, "nodes per work-item 11");
         refused({"f32", 0, false, 0, 0, -1}, "volume batches -1");
         refused({"f32", 0, false, 0, 0, 0, 5}, "volume kernel form 5");
+        refused({"f32", 0, false, 2, 0, 0, 1}, "form 1 splits an element among at most 4 work-items");
         refused({"f32", 0, false, 0, 0, 0, 0, 0, -2}, "surface batches -2");
         refused({"f32", 0, false, 0, 0, 0, 0, 0, -1, 2}, "surface vector 2");
         refused({"f32", 0, false, 0, 0, 0, 0, 0, -1, -2}, "surface vector -2");

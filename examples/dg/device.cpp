@@ -76,11 +76,11 @@ std::vector<std::uint32_t> tf32_fragments(const ReferenceElement& ref) {
 }
 
 // The volume kernel's work-items per group: VEPB elements, one node each, NPW nodes each
-// (ceil(NP / NPW) per element), or one element each (VEW 1), or NPW nodes of EPW elements each
-// (VEW 2).
+// (ceil(NP / NPW) per element, also in VEW 1, where NPW = NP is one work-item an element), or
+// NPW nodes of EPW elements each (VEW 2).
 std::size_t volume_items(int np, const VolumeShape& g) {
     const std::size_t per_element = std::size_t((np + g.npw - 1) / g.npw);
-    if (g.vew == 1) return std::size_t(g.vepb);
+    if (g.vew == 1) return std::size_t(g.vepb) * per_element;
     if (g.vew == 2) return std::size_t(g.vepb / g.epw) * per_element;
     if (g.vew == 3 || g.vew == 4) return std::size_t(g.vepb) * 4; // a warp per 8 elements
     return std::size_t(g.vepb) * per_element;
@@ -177,14 +177,23 @@ int default_nodes_per_item(int order, bool cpu) {
 // of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
 // ahead (7420 against 7047 for 4 batches of 32).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
+    const int np = (order + 1) * (order + 2) / 2; // form 1's NPW: one work-item an element
     if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
     if (f64 && mma && order >= 4 && order <= 7)
         return {1, order == 5 || order == 6 ? 16 : 32, order == 4 ? 4 : 1, 3, 1};
-    // f32 at order 7: 3xTF32 on the tensor cores (H200, about 2M dofs, 2026-12-02: 18052 against 16482
-    // GFLOP/s on CUDA, 17306 against 15191 on NVIDIA's OpenCL); at orders 3-6 the CUDA-core forms win.
-    if (!f64 && mma && order == 7) return {1, 16, 1, 4, 1};
-    if (!f64 && order >= 3 && order <= 7) return {1, order == 3 || order == 5 ? 64 : 32, 0, 1, 1};
-    if (f64 && (order == 3 || order == 5)) return {1, order == 3 ? 32 : 64, 0, 1, 1};
+    // f32 at orders 4-7 and f64 at order 3: form 1 with an element's nodes split among 2 or 4
+    // work-items (H200, about 2M dofs, 2026-12-02, the fifteenth session's sweep of 1-4 parts x
+    // 32-128 elements a group; volume GFLOP/s CUDA / OpenCL against the earlier default in the same
+    // job): f32 N = 4 2 parts of 32 elements 16951 / 14218 against 15482 / 11738 (one part); N = 5 2
+    // of 64 19496 / 17364 against 18988 / 16816; N = 6 2 of 32 19970 / 18602 against 18980 /
+    // 16721; N = 7 4 of 32 20031 / 18234 against form 4's (3xTF32 on the tensor cores) 17847 /
+    // 17489; f64 N = 3 2 of 32 8901 / 8328 against 7646 / 7140. f64 form 1 at N = 5 (no tensor cores)
+    // stays one part: 2 parts 10176 against 9692, 3-4 parts 7700-8100, noisy.
+    if (!f64 && order >= 4 && order <= 7)
+        return {order == 7 ? (np + 3) / 4 : (np + 1) / 2, order == 5 ? 64 : 32, 0, 1, 1};
+    if (!f64 && order == 3) return {np, 64, 0, 1, 1};
+    if (f64 && order == 3) return {(np + 1) / 2, 32, 0, 1, 1};
+    if (f64 && order == 5) return {np, 64, 0, 1, 1};
     if (f64 && order == 6) return {1, 3, 16, 0, 1};
     if (f64 && order == 7) return {3, 32, 0, 2, 2};
     return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
@@ -240,7 +249,12 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     if (form && form < 3 && options_.volume_batches > 0)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " takes no batches (" +
                                     std::to_string(options_.volume_batches) + ")");
-    if ((form == 1 || form >= 3) && options_.nodes_per_item > 1)
+    if (form == 1 && options_.nodes_per_item && 4 * options_.nodes_per_item < np)
+        throw xgpu::InvalidArgument("dg: volume kernel form 1 splits an element among at most 4 work-items: " +
+                                    std::to_string(options_.nodes_per_item) + " nodes per work-item of " +
+                                    std::to_string(np) + " (order " + std::to_string(ref.order) + ") need " +
+                                    std::to_string((np + options_.nodes_per_item - 1) / options_.nodes_per_item));
+    if (form >= 3 && options_.nodes_per_item > 1)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) +
                                     " takes no nodes per work-item (" + std::to_string(options_.nodes_per_item) + ")");
     if (options_.volume_elements_per_item < 0 || (options_.volume_elements_per_item > 0 && form != 2))
@@ -259,6 +273,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     vb_ = options_.volume_batches ? options_.volume_batches : vew_ >= 3 ? std::max(1, shape.vb) : vew_ ? 0 : shape.vb;
     npw_ = options_.nodes_per_item ? options_.nodes_per_item
            : vew_ == 2             ? (shape_given ? 4 : shape.npw)
+           : vew_ == 1             ? (shape_given ? np : shape.npw)
            : vb_ || vew_           ? 1
                                    : shape.npw;
     epw_ = vew_ != 2                           ? 1
@@ -374,8 +389,12 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
                     {"VB", {0, 1, 2, 4, 16}},
                     {"VEW", {0, 1, 2, 3, 4}},
                     {"EPW", {1, 2, 4}}};
-    for (const std::int64_t w : {1, 2, 3, 4, 6})
-        if (w <= np) space.params[0].values.push_back(w);
+    // Form 1 takes an element's nodes in 1-4 parts (NPW = NP, ceil(NP / 2), ...).
+    for (const std::int64_t w : {1, 2, 3, 4, 6, (np + 3) / 4, (np + 2) / 3, (np + 1) / 2, np})
+        if (w <= np &&
+            std::find(space.params[0].values.begin(), space.params[0].values.end(), w) == space.params[0].values.end())
+            space.params[0].values.push_back(w);
+    std::sort(space.params[0].values.begin(), space.params[0].values.end());
     if (std::find(space.params[1].values.begin(), space.params[1].values.end(), vepb_) == space.params[1].values.end())
         space.params[1].values.push_back(vepb_);
     std::sort(space.params[1].values.begin(), space.params[1].values.end());
@@ -389,7 +408,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         // Each form's own parameters only: the others stay at their neutral values.
         const bool form_ok =
             g.vew == 0   ? (g.vb == 0 || g.npw == 1) && g.epw == 1
-            : g.vew == 1 ? g.npw == 1 && g.vb == 0 && g.epw == 1 && g.vepb >= 16
+            : g.vew == 1 ? 4 * g.npw >= np && g.vb == 0 && g.epw == 1 && g.vepb >= 16
             : g.vew == 2 ? g.vb == 0 && g.npw >= 2 && g.vepb >= 16 && g.vepb % g.epw == 0
                          : (g.vew == 3 ? mma : tf32) && g.npw == 1 && g.epw == 1 && g.vb >= 1 && g.vepb % 8 == 0;
         const std::size_t items = volume_items(np, g);
@@ -420,8 +439,9 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         return pr;
     };
     // Version 5: form 3 rewritten (2026-12-02), offered on NVIDIA's OpenCL too, VB 2 in the space;
-    // 6: form 4 (f32, TF32 tensor cores) in the space.
-    const xgpu::tune::Key key{"dg_volume", 6,
+    // 6: form 4 (f32, TF32 tensor cores) in the space; 7: form 1's NPW counts nodes (NP: one
+    // work-item an element, as form 1 was before), split into up to 4 parts.
+    const xgpu::tune::Key key{"dg_volume", 7,
                               std::string(value_size_ == 8 ? "f64" : "f32") + ",N" + std::to_string(d_->ref.order) +
                                   (local_matrices ? ",local" : ""),
                               std::uint64_t(k_) * std::uint64_t(np)};

@@ -2,13 +2,13 @@
 # The volume kernel's granularity on the selected device (XGPU_BACKEND / XGPU_DEVICE): for each
 # order, nodes per work-item (NPW) 1, 2, 3, 4, 6, then matrix rows in registers over VB = 1, 4, 16
 # batches (NPW 1; VB 0 is the first kernel), each with volume work-groups of about 64, 128 and 256
-# work-items, then one element per work-item with the matrices as constants (VB shown as E) in
-# groups of 32-128, then the tiled kernel (NPW nodes of u elements a work-item, VB shown as Tu)
-# over 32 elements a group, then the tensor-core kernel (VB shown as Mb: b batches a group; form
-# 3 in f64, form 4 in f32; NVIDIA devices of compute capability 8.0 and later, either backend;
-# skipped elsewhere) over
-# 16-64 elements a group, the volume kernel's ms per call and GFLOP/s as dg prints them (device events, flops
-# counted from the algorithm), on a mesh of about 2 million degrees of freedom; one Markdown row
+# work-items, then the matrices as constants with an element's nodes split among 1, 2 or 4
+# work-items (VB shown as E, NPW the nodes each) over groups of 32-128 elements, then the tiled
+# kernel (NPW nodes of u elements a work-item, VB shown as Tu) over 32 elements a group, then the
+# tensor-core kernel (VB shown as Mb: b batches a group; form 3 in f64, form 4 in f32; NVIDIA
+# devices of compute capability 8.0 and later, either backend; skipped elsewhere) over 16-64
+# elements a group, the volume kernel's ms per call and GFLOP/s as dg prints them (device events,
+# flops counted from the algorithm), on a mesh of about 2 million degrees of freedom; one Markdown row
 # per variant, the fastest per order marked. Use it to choose default_volume_shape
 # (examples/dg/device.cpp) for a device.
 #
@@ -28,17 +28,19 @@ for n in $orders; do
     # M with 3 * 2 M^2 * np close to 2 million.
     m=$(awk -v np="$np" 'BEGIN { printf "%d", sqrt(2000000 / (6 * np)) + 0.5 }')
     rows=""
-    for wb in 1:0 2:0 3:0 4:0 6:0 1:1 1:4 1:16 1:E 2:T1 2:T2 4:T1 4:T2 3:T2 2:T4 1:M1 1:M2 1:M4; do
+    for wb in 1:0 2:0 3:0 4:0 6:0 1:1 1:4 1:16 1:E 2:E 4:E 2:T1 2:T2 4:T1 4:T2 3:T2 2:T4 1:M1 1:M2 1:M4; do
         w=${wb%:*}
         b=${wb#*:}
         [ "$w" -le "$np" ] || continue
         per=$(( (np + w - 1) / w ))
+        # E: w is the number of work-items an element (parts), each ceil(NP / w) nodes.
+        [ "$b" = E ] && per=$w w=$(( (np + w - 1) / w ))
         form="--volume-batches $b"
         sizes="64 128 256"
         # E: one element per work-item, the matrices as constants (form 1); Tu: tiled (form 2),
         # NPW nodes of u elements per work-item. The VB column shows E or Tu.
         case $b in
-        E) per=1 form="--volume-form 1" sizes="32 64 128" ;;
+        E) form="--volume-form 1" sizes="32 64 128" ;;
         T*) form="--volume-form 2 --volume-elements-per-item ${b#T}" sizes=32 ;;
         M*) # form 3 in f64, form 4 (three TF32 products) in f32
             mform=3
@@ -49,6 +51,7 @@ for n in $orders; do
             e=$(( (g + per - 1) / per ))
             items=$(( e * per ))
             case $b in
+            E) e=$g items=$(( g * per )) ;;
             T*) e=$g items=$(( g / ${b#T} * per )) ;;
             M*) e=$g items=$(( 4 * g )) ;; # a warp per 8 elements
             esac

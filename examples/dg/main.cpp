@@ -78,7 +78,8 @@ int main(int argc, char** argv) try {
                    "work-group (0: off; with --nodes-per-item 1 or 0)")
         ->check(CLI::Range(0, 4096));
     app.add_option("--volume-form", s.vew,
-                   "the volume kernel: 1 one element per work-item with the matrices as constants in the source, "
+                   "the volume kernel: 1 the matrices as constants in the source, an element per work-item (or split "
+                   "among up to 4 by --nodes-per-item), "
                    "2 tiled (nodes per work-item x elements per work-item), 3 on the tensor cores (f64, NVIDIA compute "
                    "capability 8.0+, either backend), 4 on the TF32 tensor cores, three products a product (f32, "
                    "the same devices); 0: the others")

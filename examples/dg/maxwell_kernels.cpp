@@ -8,10 +8,11 @@
 //   VB         0: the volume kernel above; B >= 1 (with NPW 1): each work-item keeps its node's
 //              rows of Dr and Ds in registers and computes that node in B batches of VEPB
 //              elements (a work-group takes B * VEPB consecutive elements)
-//   VEW        1: the volume kernel with one element per work-item (VEPB work-items a group), Dr
-//              and Ds as constants written into the source (c_dr, c_ds: see constant_matrices);
-//              NPW must be 1 and VB 0. 2: the tiled volume kernel, each work-item NPW nodes of
-//              EPW elements (VEPB / EPW * ceil(NP / NPW) work-items a group), VB 0. 3: on the
+//   VEW        1: the volume kernel with Dr and Ds as constants written into the source (c_dr,
+//              c_ds: see constant_matrices), NPW nodes of an element a work-item (NPW = NP: one
+//              element a work-item, VEPB work-items a group; NPW >= NP / 4), VB 0. 2: the
+//              tiled volume kernel, each work-item NPW nodes of EPW elements (VEPB / EPW *
+//              ceil(NP / NPW) work-items a group), VB 0. 3: on the
 //              tensor cores (NVIDIA, compute capability 8.0 and later, f64, either backend), a
 //              warp per 8 elements, VB batches
 //   SB         0: the surface kernel reads LIFT from memory; B >= 1: each work-item keeps its
@@ -60,21 +61,81 @@ const char* const maxwell_kernel_source = R"(
  * and leave coalesced. Local rows are NPP = NP | 1 apart: an odd stride, so the work-items of a
  * SIMD group reading the same node of different elements hit different banks. */
 #define NPP (NP | 1)
+/* Parts: with NPW < NP an element's nodes are split among PARTS work-items, part p computing
+ * nodes p NPW .. (p + 1) NPW - 1; work-item l is part l / VEPB of element slot l % VEPB, so that
+ * with VEPB a multiple of the SIMD width each part is its own warps (no divergence) and the
+ * work-group has PARTS times the work-items (more in flight where the mesh gives few elements a
+ * compute unit). Every part reads all of its element's values, so the results are written back
+ * into local memory only after a barrier (parts of one element read what another overwrites). */
+#define PARTS ((NP + NPW - 1) / NPW)
+#define VG1 (VEPB * PARTS)
+/* Ez' of nodes LO..HI-1, from hx and hy in registers, into s_hx. */
+#define VOL1_A(LO, HI)                                                                           \
+    _Pragma("unroll") for (int32_t i = (LO); i < (HI); ++i) {                                    \
+        T dr_hx = (T)0, ds_hx = (T)0, dr_hy = (T)0, ds_hy = (T)0;                                \
+        _Pragma("unroll") for (int32_t j = 0; j < NP; ++j) {                                     \
+            dr_hx += c_dr[i * NP + j] * hx[j];                                                   \
+            ds_hx += c_ds[i * NP + j] * hx[j];                                                   \
+            dr_hy += c_dr[i * NP + j] * hy[j];                                                   \
+            ds_hy += c_ds[i * NP + j] * hy[j];                                                   \
+        }                                                                                        \
+        s_hx[b + i] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx); /* Ez' */           \
+    }
+/* Hx' and Hy' of nodes LO..HI-1, from ez in registers, into s_hy and s_ez. */
+#define VOL1_B(LO, HI)                                                                           \
+    _Pragma("unroll") for (int32_t i = (LO); i < (HI); ++i) {                                    \
+        T dr_ez = (T)0, ds_ez = (T)0;                                                            \
+        _Pragma("unroll") for (int32_t j = 0; j < NP; ++j) {                                     \
+            dr_ez += c_dr[i * NP + j] * ez[j];                                                   \
+            ds_ez += c_ds[i * NP + j] * ez[j];                                                   \
+        }                                                                                        \
+        s_hy[b + i] = -(ry * dr_ez + sy * ds_ez); /* Hx' */                                      \
+        s_ez[b + i] = rx * dr_ez + sx * ds_ez;    /* Hy' */                                      \
+    }
+/* Part P's nodes (bounds known to the compiler, so that the loops unroll and fold the entries). */
+#define VOL1_LO(P) ((P) * NPW)
+#define VOL1_HI(P) ((P) * NPW + NPW < NP ? (P) * NPW + NPW : NP)
+#if PARTS == 1
+#define VOL1_PARTS(PHASE) PHASE(0, NP)
+#elif PARTS == 2
+#define VOL1_PARTS(PHASE)                                                                        \
+    if (part == 0) { PHASE(VOL1_LO(0), VOL1_HI(0)) }                                             \
+    else { PHASE(VOL1_LO(1), VOL1_HI(1)) }
+#elif PARTS == 3
+#define VOL1_PARTS(PHASE)                                                                        \
+    if (part == 0) { PHASE(VOL1_LO(0), VOL1_HI(0)) }                                             \
+    else if (part == 1) { PHASE(VOL1_LO(1), VOL1_HI(1)) }                                        \
+    else { PHASE(VOL1_LO(2), VOL1_HI(2)) }
+#elif PARTS == 4
+#define VOL1_PARTS(PHASE)                                                                        \
+    if (part == 0) { PHASE(VOL1_LO(0), VOL1_HI(0)) }                                             \
+    else if (part == 1) { PHASE(VOL1_LO(1), VOL1_HI(1)) }                                        \
+    else if (part == 2) { PHASE(VOL1_LO(2), VOL1_HI(2)) }                                        \
+    else { PHASE(VOL1_LO(3), VOL1_HI(3)) }
+#else
+#error "form 1 takes at most 4 parts an element: NPW >= NP / 4"
+#endif
 XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
     XGPU_LOCAL T s_hx[VEPB * NPP], s_hy[VEPB * NPP], s_ez[VEPB * NPP];
-    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB, k = k0 + l;
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB;
+#if PARTS == 1
+    const int32_t k = k0 + l;
+#else
+    const int32_t k = k0 + l % VEPB, part = l / VEPB;
+#endif
     const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP;
     (void)drT; /* the tables c_dr, c_ds instead */
     (void)dsT;
-    for (int32_t i = l; i < count; i += VEPB) {
+    for (int32_t i = l; i < count; i += VG1) {
         const int32_t s = i + (i / NP) * (NPP - NP);
         s_hx[s] = q[first + i];
         s_hy[s] = q[KNP + first + i];
         s_ez[s] = q[2 * KNP + first + i];
     }
     XGPU_BARRIER();
+#if PARTS == 1
     if (k < K) {
         const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
         const int32_t b = l * NPP;
@@ -85,45 +146,59 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                 hx[j] = s_hx[b + j];
                 hy[j] = s_hy[b + j];
             }
-#pragma unroll
-            for (int32_t i = 0; i < NP; ++i) {
-                T dr_hx = (T)0, ds_hx = (T)0, dr_hy = (T)0, ds_hy = (T)0;
-#pragma unroll
-                for (int32_t j = 0; j < NP; ++j) {
-                    dr_hx += c_dr[i * NP + j] * hx[j];
-                    ds_hx += c_ds[i * NP + j] * hx[j];
-                    dr_hy += c_dr[i * NP + j] * hy[j];
-                    ds_hy += c_ds[i * NP + j] * hy[j];
-                }
-                s_hx[b + i] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx); /* Ez' */
-            }
+            VOL1_PARTS(VOL1_A)
         }
         {
             T ez[NP];
 #pragma unroll
             for (int32_t j = 0; j < NP; ++j)
                 ez[j] = s_ez[b + j];
-#pragma unroll
-            for (int32_t i = 0; i < NP; ++i) {
-                T dr_ez = (T)0, ds_ez = (T)0;
-#pragma unroll
-                for (int32_t j = 0; j < NP; ++j) {
-                    dr_ez += c_dr[i * NP + j] * ez[j];
-                    ds_ez += c_ds[i * NP + j] * ez[j];
-                }
-                s_hy[b + i] = -(ry * dr_ez + sy * ds_ez); /* Hx' */
-                s_ez[b + i] = rx * dr_ez + sx * ds_ez;    /* Hy' */
-            }
+            VOL1_PARTS(VOL1_B)
         }
     }
+#else
+    /* Every work-item reaches the barriers; those past the mesh compute nothing. */
+    const int inside = k < K;
+    const int32_t kk = inside ? k : K - 1, b = (l % VEPB) * NPP;
+    const T rx = vgeo[4 * kk], sx = vgeo[4 * kk + 1], ry = vgeo[4 * kk + 2], sy = vgeo[4 * kk + 3];
+    {
+        T hx[NP], hy[NP];
+#pragma unroll
+        for (int32_t j = 0; j < NP; ++j) {
+            hx[j] = s_hx[b + j];
+            hy[j] = s_hy[b + j];
+        }
+        XGPU_BARRIER(); /* every part has its values of hx before s_hx is overwritten */
+        if (inside) {
+            VOL1_PARTS(VOL1_A)
+        }
+    }
+    {
+        T ez[NP];
+#pragma unroll
+        for (int32_t j = 0; j < NP; ++j)
+            ez[j] = s_ez[b + j];
+        XGPU_BARRIER(); /* likewise for ez and s_ez */
+        if (inside) {
+            VOL1_PARTS(VOL1_B)
+        }
+    }
+#endif
     XGPU_BARRIER();
-    for (int32_t i = l; i < count; i += VEPB) {
+    for (int32_t i = l; i < count; i += VG1) {
         const int32_t s = i + (i / NP) * (NPP - NP);
         rhs[first + i] = s_hy[s];
         rhs[KNP + first + i] = s_ez[s];
         rhs[2 * KNP + first + i] = s_hx[s];
     }
 }
+#undef VOL1_PARTS
+#undef VOL1_HI
+#undef VOL1_LO
+#undef VOL1_B
+#undef VOL1_A
+#undef VG1
+#undef PARTS
 #elif VEW == 2
 /* Tiled, as a matrix product [Dr; Ds] (2 NP x NP) times the group's fields (NP x 3 VEPB): each
  * work-item computes NPW nodes of EPW elements, all three fields and both derivatives (6 NPW EPW
