@@ -223,7 +223,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
                                     " outside 0.." + std::to_string(np) + " (order " + std::to_string(ref.order) + ")");
     if (options_.volume_batches < 0)
         throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) + " < 0");
-    if (options_.volume_batches > 0 && options_.nodes_per_item > 1)
+    if (options_.volume_batches > 0 && options_.nodes_per_item > 1 && options_.volume_form != 1)
         throw xgpu::InvalidArgument("dg: volume batches " + std::to_string(options_.volume_batches) +
                                     " (matrix rows in registers) need 1 node per work-item, not " +
                                     std::to_string(options_.nodes_per_item));
@@ -246,7 +246,7 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         throw xgpu::InvalidArgument("dg: volume kernel form 4 (TF32 tensor cores) needs f32 on an NVIDIA device of "
                                     "compute capability 8.0 or later, not " +
                                     options_.precision + " on " + info.backend + " " + info.name);
-    if (form && form < 3 && options_.volume_batches > 0)
+    if (form == 2 && options_.volume_batches > 0)
         throw xgpu::InvalidArgument("dg: volume kernel form " + std::to_string(form) + " takes no batches (" +
                                     std::to_string(options_.volume_batches) + ")");
     if (form == 1 && options_.nodes_per_item && 4 * options_.nodes_per_item < np)
@@ -270,7 +270,10 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
         shape_given ? VolumeShape{default_nodes_per_item(ref.order, cpu), 0, 0, 0, 1}
                     : default_volume_shape(ref.order, cpu, f64, f64 ? has_mma_f64(info) : has_mma_tf32(info));
     vew_ = shape_given ? form : shape.vew;
-    vb_ = options_.volume_batches ? options_.volume_batches : vew_ >= 3 ? std::max(1, shape.vb) : vew_ ? 0 : shape.vb;
+    vb_ = options_.volume_batches ? options_.volume_batches
+          : vew_ >= 3             ? std::max(1, shape.vb)
+          : vew_ == 2             ? 0
+                                  : shape.vb;
     npw_ = options_.nodes_per_item ? options_.nodes_per_item
            : vew_ == 2             ? (shape_given ? 4 : shape.npw)
            : vew_ == 1             ? (shape_given ? np : shape.npw)
@@ -408,7 +411,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         // Each form's own parameters only: the others stay at their neutral values.
         const bool form_ok =
             g.vew == 0   ? (g.vb == 0 || g.npw == 1) && g.epw == 1
-            : g.vew == 1 ? 4 * g.npw >= np && g.vb == 0 && g.epw == 1 && g.vepb >= 16
+            : g.vew == 1 ? 4 * g.npw >= np && g.vb <= 4 && g.epw == 1 && g.vepb >= 16
             : g.vew == 2 ? g.vb == 0 && g.npw >= 2 && g.vepb >= 16 && g.vepb % g.epw == 0
                          : (g.vew == 3 ? mma : tf32) && g.npw == 1 && g.epw == 1 && g.vb >= 1 && g.vepb % 8 == 0;
         const std::size_t items = volume_items(np, g);

@@ -44,7 +44,9 @@ struct DeviceOptions {
     // The volume kernel's form: 0 the kernels above (nodes per work-item, or rows in registers
     // with batches); 1 Dr and Ds written into the source as constants, an element's nodes computed
     // by one work-item (nodes_per_item 0 or NP) or split among up to 4 (nodes_per_item at least
-    // NP / 4: ceil(NP / nodes_per_item) work-items an element), no batches; 2 tiled:
+    // NP / 4: ceil(NP / nodes_per_item) work-items an element), over volume_batches batches of
+    // volume_elements_per_group elements a group (0: one, staged without registers; with batches
+    // each batch's fields are loaded into registers while the one before computes); 2 tiled:
     // each work-item nodes_per_item nodes (0: 4) of volume_elements_per_item elements (0: 2),
     // no batches; 3 on the tensor cores (f64 on CUDA devices of compute capability 8.0 or later),
     // a warp per 8 elements, volume_elements_per_group (a multiple of 8) a group, over

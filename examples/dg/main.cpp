@@ -74,8 +74,9 @@ int main(int argc, char** argv) try {
                    "elements per work-group in the volume kernel (0: about the surface group's work-items)")
         ->check(CLI::Range(0, 4096));
     app.add_option("--volume-batches", s.vb,
-                   "the volume kernel with matrix rows in registers, over this many batches of elements per "
-                   "work-group (0: off; with --nodes-per-item 1 or 0)")
+                   "the volume kernel over this many batches of elements per work-group: matrix rows in "
+                   "registers (0: off; with --nodes-per-item 1 or 0), or forms 1, 3 and 4 with the next batch's "
+                   "fields loaded while one computes")
         ->check(CLI::Range(0, 4096));
     app.add_option("--volume-form", s.vew,
                    "the volume kernel: 1 the matrices as constants in the source, an element per work-item (or split "

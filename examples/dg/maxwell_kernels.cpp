@@ -10,9 +10,10 @@
 //              elements (a work-group takes B * VEPB consecutive elements)
 //   VEW        1: the volume kernel with Dr and Ds as constants written into the source (c_dr,
 //              c_ds: see constant_matrices), NPW nodes of an element a work-item (NPW = NP: one
-//              element a work-item, VEPB work-items a group; NPW >= NP / 4), VB 0. 2: the
-//              tiled volume kernel, each work-item NPW nodes of EPW elements (VEPB / EPW *
-//              ceil(NP / NPW) work-items a group), VB 0. 3: on the
+//              element a work-item, VEPB work-items a group; NPW >= NP / 4), VB batches of
+//              VEPB elements a group (0: one, staged without registers). 2: the tiled volume
+//              kernel, each work-item NPW nodes of EPW elements (VEPB / EPW * ceil(NP / NPW)
+//              work-items a group), VB 0. 3: on the
 //              tensor cores (NVIDIA, compute capability 8.0 and later, f64, either backend), a
 //              warp per 8 elements, VB batches
 //   SB         0: the surface kernel reads LIFT from memory; B >= 1: each work-item keeps its
@@ -119,15 +120,54 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
     XGPU_LOCAL T s_hx[VEPB * NPP], s_hy[VEPB * NPP], s_ez[VEPB * NPP];
-    const int32_t l = (int32_t)XGPU_LOCAL_ID(0), k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB;
+    const int32_t l = (int32_t)XGPU_LOCAL_ID(0);
+    (void)drT; /* the tables c_dr, c_ds instead */
+    (void)dsT;
+#if VB
+    /* VB batches of VEPB elements a group: each work-item loads its share of the next batch's
+       fields into registers (PF1 values a field) before it computes the current batch, so that
+       those loads are in flight while the multiply-adds run; they reach local memory after the
+       current batch has left (each work-item rewrites the slots it wrote out). */
+#define PF1 ((VEPB * NP + VG1 - 1) / VG1)
+    T pf[3][PF1];
+#define LOAD1(kb)                                                                                \
+    {                                                                                            \
+        const int32_t in_ = (K - (kb) < VEPB ? K - (kb) : VEPB) * NP;                            \
+        _Pragma("unroll") for (int32_t p = 0; p < PF1; ++p) {                                    \
+            const int32_t i = l + p * VG1;                                                       \
+            const int inside_ = i < in_;                                                         \
+            pf[0][p] = inside_ ? q[(kb) * NP + i] : (T)0;                                        \
+            pf[1][p] = inside_ ? q[KNP + (kb) * NP + i] : (T)0;                                  \
+            pf[2][p] = inside_ ? q[2 * KNP + (kb) * NP + i] : (T)0;                              \
+        }                                                                                        \
+    }
+    LOAD1((int32_t)XGPU_GROUP_ID(0) * VB * VEPB)
+    for (int32_t batch = 0; batch < VB; ++batch) {
+        const int32_t k0 = ((int32_t)XGPU_GROUP_ID(0) * VB + batch) * VEPB;
+        if (k0 >= K) break; /* the same for the whole work-group */
+#pragma unroll
+        for (int32_t p = 0; p < PF1; ++p) {
+            const int32_t i = l + p * VG1;
+            if (i < VEPB * NP) {
+                const int32_t s = i + (i / NP) * (NPP - NP);
+                s_hx[s] = pf[0][p];
+                s_hy[s] = pf[1][p];
+                s_ez[s] = pf[2][p];
+            }
+        }
+        XGPU_BARRIER();
+        if (batch + 1 < VB && k0 + VEPB < K) LOAD1(k0 + VEPB)
+#else
+    {
+        const int32_t k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB;
+#endif
 #if PARTS == 1
     const int32_t k = k0 + l;
 #else
     const int32_t k = k0 + l % VEPB, part = l / VEPB;
 #endif
     const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP;
-    (void)drT; /* the tables c_dr, c_ds instead */
-    (void)dsT;
+#if !VB
     for (int32_t i = l; i < count; i += VG1) {
         const int32_t s = i + (i / NP) * (NPP - NP);
         s_hx[s] = q[first + i];
@@ -135,6 +175,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         s_ez[s] = q[2 * KNP + first + i];
     }
     XGPU_BARRIER();
+#endif
 #if PARTS == 1
     if (k < K) {
         const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
@@ -191,7 +232,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         rhs[KNP + first + i] = s_ez[s];
         rhs[2 * KNP + first + i] = s_hx[s];
     }
+    }
 }
+#undef LOAD1
+#undef PF1
 #undef VOL1_PARTS
 #undef VOL1_HI
 #undef VOL1_LO
