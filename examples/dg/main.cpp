@@ -116,7 +116,14 @@ int main(int argc, char** argv) try {
     std::printf("elements    %d (mesh %d x %d, perturb %g)\n", disc.mesh.k, s.mesh, s.mesh, s.perturb);
     std::printf("dofs        %zu (3 fields x %zu nodes)\n", dofs, disc.nodes());
     const std::string register_rows =
-        op.volume_form() == 1 ? std::string(" (one element per work-item, matrices as constants)")
+        op.volume_form() == 1
+            ? " (matrices as constants, " +
+                  (op.nodes_per_item() >= disc.ref.np
+                       ? std::string("one work-item")
+                       : std::to_string((disc.ref.np + op.nodes_per_item() - 1) / op.nodes_per_item()) +
+                             " work-items") +
+                  " an element" +
+                  (op.volume_batches() ? ", " + std::to_string(op.volume_batches()) + " batches)" : std::string(")"))
         : op.volume_form() == 2
             ? " (tiled, " + std::to_string(op.volume_elements_per_item()) + " elements per work-item)"
         : op.volume_form() >= 3 ? std::string(op.volume_form() == 4 ? " (TF32 tensor cores, " : " (tensor cores, ") +
