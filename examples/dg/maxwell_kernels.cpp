@@ -232,7 +232,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         rhs[KNP + first + i] = s_ez[s];
         rhs[2 * KNP + first + i] = s_hx[s];
     }
-    }
+    } /* the loop over batches (VB), or the one batch's block */
 }
 #undef LOAD1
 #undef PF1
