@@ -177,23 +177,23 @@ int default_nodes_per_item(int order, bool cpu) {
 // of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
 // ahead (7420 against 7047 for 4 batches of 32).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
-    const int np = (order + 1) * (order + 2) / 2; // form 1's NPW: one work-item an element
+    const int np = (order + 1) * (order + 2) / 2; // nodes an element (form 1 splits them by NPW)
     if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
     if (f64 && mma && order >= 4 && order <= 7)
         return {1, order == 5 || order == 6 ? 16 : 32, order == 4 ? 4 : 1, 3, 1};
-    // f32 at orders 4-7 and f64 at order 3: form 1 with an element's nodes split among 2 or 4
+    // f32 at orders 4-7 and f64 at orders 3 and 5: form 1 with an element's nodes split among 2 or 4
     // work-items (H200, about 2M dofs, 2026-12-02, the fifteenth session's sweep of 1-4 parts x
     // 32-128 elements a group; volume GFLOP/s CUDA / OpenCL against the earlier default in the same
     // job): f32 N = 4 2 parts of 32 elements 16951 / 14218 against 15482 / 11738 (one part); N = 5 2
     // of 64 19496 / 17364 against 18988 / 16816; N = 6 2 of 32 19970 / 18602 against 18980 /
     // 16721; N = 7 4 of 32 20031 / 18234 against form 4's (3xTF32 on the tensor cores) 17847 /
-    // 17489; f64 N = 3 2 of 32 8901 / 8328 against 7646 / 7140. f64 form 1 at N = 5 (no tensor cores)
-    // stays one part: 2 parts 10176 against 9692, 3-4 parts 7700-8100, noisy.
+    // 17489; f64 N = 3 2 of 32 8901 / 8328 against 7646 / 7140; f64 N = 5 (form 1 where the device
+    // has no f64 tensor cores) 2 of 64 10176 / 9201 against 9692 / 9140, 3-4 parts 7600-8100.
     if (!f64 && order >= 4 && order <= 7)
         return {order == 7 ? (np + 3) / 4 : (np + 1) / 2, order == 5 ? 64 : 32, 0, 1, 1};
     if (!f64 && order == 3) return {np, 64, 0, 1, 1};
     if (f64 && order == 3) return {(np + 1) / 2, 32, 0, 1, 1};
-    if (f64 && order == 5) return {np, 64, 0, 1, 1};
+    if (f64 && order == 5) return {(np + 1) / 2, 64, 0, 1, 1};
     if (f64 && order == 6) return {1, 3, 16, 0, 1};
     if (f64 && order == 7) return {3, 32, 0, 2, 2};
     return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
