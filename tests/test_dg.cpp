@@ -128,8 +128,9 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 variants.push_back({"f32", 4, false, (np + 2) / 3, 8, 0, 1});
                 if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, (np + 3) / 4, 32, 0, 1});
                 // Form 1 over 3 batches a group, the next batch's fields loaded while one computes:
-                // 2 parts of 4 elements a batch (18 elements: the second group's last batch is
-                // partial, its third empty), one part of 8 over 2 batches in f64.
+                // 2 parts of 4 elements a batch (18 elements: the second group's second batch is
+                // partial, its third empty), one part of 8 over 2 batches in f64 (the second
+                // group's first batch partial, its second empty).
                 variants.push_back({"f32", 4, false, (np + 1) / 2, 4, 3, 1});
                 if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, np, 8, 2, 1});
                 // Tiled (form 2): 3 nodes of 2 elements a work-item (order 3: 10 nodes, the last
