@@ -145,8 +145,14 @@ bool has_mma_f64(const xgpu::DeviceInfo& info) {
 // the earlier 4 over 4: 2686 / 2603). sv gains nothing in f64 at N = 5-7 and loses at N = 4 (an H100 sweep:
 // 2531 against 2917 f64, 3041 against 3222 f32) and gains most in f32 at N = 6 (3010 against 2427 on the H200).
 // N = 3 and above 7: about 128 work-items (not swept).
+// The nodes of an element of order N, (N + 1)(N + 2) / 2, for the defaults below (which take the
+// order, not a ReferenceElement).
+static int element_nodes(int order) {
+    return (order + 1) * (order + 2) / 2;
+}
+
 SurfaceShape default_surface_shape(int order, bool cpu, bool f64) {
-    const int np = (order + 1) * (order + 2) / 2;
+    const int np = element_nodes(order);
     if (cpu) return {std::max(1, 32 / np), 0, 0};
     switch (order) {
     case 4: return {17, 0, 0};                                          // 255 work-items
@@ -177,7 +183,7 @@ int default_nodes_per_item(int order, bool cpu) {
 // of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
 // ahead (7420 against 7047 for 4 batches of 32).
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
-    const int np = (order + 1) * (order + 2) / 2; // nodes an element (form 1 splits them by NPW)
+    const int np = element_nodes(order); // form 1 splits them by NPW
     if (cpu) return {default_nodes_per_item(order, cpu), 0, 0, 0, 1};
     if (f64 && mma && order >= 4 && order <= 7)
         return {1, order == 5 || order == 6 ? 16 : 32, order == 4 ? 4 : 1, 3, 1};

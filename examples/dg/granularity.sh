@@ -37,8 +37,9 @@ for n in $orders; do
         [ "$b" = E ] && per=$w w=$(( (np + w - 1) / w ))
         form="--volume-batches $b"
         sizes="64 128 256"
-        # E: one element per work-item, the matrices as constants (form 1); Tu: tiled (form 2),
-        # NPW nodes of u elements per work-item. The VB column shows E or Tu.
+        # E: the matrices as constants (form 1), an element split among `per` work-items of NPW
+        # nodes each; Tu: tiled (form 2), NPW nodes of u elements per work-item. The VB column
+        # shows E or Tu.
         case $b in
         E) form="--volume-form 1" sizes="32 64 128" ;;
         T*) form="--volume-form 2 --volume-elements-per-item ${b#T}" sizes=32 ;;
