@@ -96,26 +96,15 @@ const char* const maxwell_kernel_source = R"(
 /* Part P's nodes (bounds known to the compiler, so that the loops unroll and fold the entries). */
 #define VOL1_LO(P) ((P) * NPW)
 #define VOL1_HI(P) ((P) * NPW + NPW < NP ? (P) * NPW + NPW : NP)
-#if PARTS == 1
-#define VOL1_PARTS(PHASE) PHASE(0, NP)
-#elif PARTS == 2
+#if PARTS > 4
+#error "form 1 takes at most 4 parts an element: NPW >= NP / 4"
+#endif
+/* Parts past PARTS have empty loops (LO >= NP), so their branches compile to nothing. */
 #define VOL1_PARTS(PHASE)                                                                        \
-    if (part == 0) { PHASE(VOL1_LO(0), VOL1_HI(0)) }                                             \
-    else { PHASE(VOL1_LO(1), VOL1_HI(1)) }
-#elif PARTS == 3
-#define VOL1_PARTS(PHASE)                                                                        \
-    if (part == 0) { PHASE(VOL1_LO(0), VOL1_HI(0)) }                                             \
-    else if (part == 1) { PHASE(VOL1_LO(1), VOL1_HI(1)) }                                        \
-    else { PHASE(VOL1_LO(2), VOL1_HI(2)) }
-#elif PARTS == 4
-#define VOL1_PARTS(PHASE)                                                                        \
-    if (part == 0) { PHASE(VOL1_LO(0), VOL1_HI(0)) }                                             \
+    if (PARTS == 1 || part == 0) { PHASE(VOL1_LO(0), VOL1_HI(0)) }                               \
     else if (part == 1) { PHASE(VOL1_LO(1), VOL1_HI(1)) }                                        \
     else if (part == 2) { PHASE(VOL1_LO(2), VOL1_HI(2)) }                                        \
     else { PHASE(VOL1_LO(3), VOL1_HI(3)) }
-#else
-#error "form 1 takes at most 4 parts an element: NPW >= NP / 4"
-#endif
 XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
@@ -162,7 +151,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         const int32_t k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB;
 #endif
 #if PARTS == 1
-    const int32_t k = k0 + l;
+    const int32_t k = k0 + l, part = 0;
 #else
     const int32_t k = k0 + l % VEPB, part = l / VEPB;
 #endif
