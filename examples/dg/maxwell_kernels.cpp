@@ -57,7 +57,9 @@ const char* const maxwell_kernel_source = R"(
  * two fields into registers and, node by node, multiplies them by the constant rows of Dr and Ds
  * (c_dr, c_ds, written into the source): with the loops unrolled the compiler folds every matrix
  * entry into the multiply-add that uses it (an immediate operand in single precision), so a step
- * costs no load at all (6 NP^2 multiply-adds per element against 3 NP local loads). The results
+ * costs no load at all. Ez' is taken as Dr (rx Hy - ry Hx) + Ds (sx Hy - sy Hx) (the factors are
+ * constant on an element), so an element costs 4 NP^2 multiply-adds (not 6) against 3 NP local
+ * loads. The results
  * go back into the work-item's own slots of local memory (its values are in registers by then)
  * and leave coalesced. Local rows are NPP = NP | 1 apart: an odd stride, so the work-items of a
  * SIMD group reading the same node of different elements hit different banks. */
@@ -70,17 +72,17 @@ const char* const maxwell_kernel_source = R"(
  * into local memory only after a barrier (parts of one element read what another overwrites). */
 #define PARTS ((NP + NPW - 1) / NPW)
 #define VG1 (VEPB * PARTS)
-/* Ez' of nodes LO..HI-1, from hx and hy in registers, into s_hx. */
+/* Ez' of nodes LO..HI-1 as Dr (rx Hy - ry Hx) + Ds (sx Hy - sy Hx), from those two combinations
+   (ca, cb) in registers, into s_hx: rx, sx, ry, sy are constant on an element, so the curl needs
+   two products of a matrix and a vector instead of four. */
 #define VOL1_A(LO, HI)                                                                           \
     _Pragma("unroll") for (int32_t i = (LO); i < (HI); ++i) {                                    \
-        T dr_hx = (T)0, ds_hx = (T)0, dr_hy = (T)0, ds_hy = (T)0;                                \
+        T dr_c = (T)0, ds_c = (T)0;                                                              \
         _Pragma("unroll") for (int32_t j = 0; j < NP; ++j) {                                     \
-            dr_hx += c_dr[i * NP + j] * hx[j];                                                   \
-            ds_hx += c_ds[i * NP + j] * hx[j];                                                   \
-            dr_hy += c_dr[i * NP + j] * hy[j];                                                   \
-            ds_hy += c_ds[i * NP + j] * hy[j];                                                   \
+            dr_c += c_dr[i * NP + j] * ca[j];                                                    \
+            ds_c += c_ds[i * NP + j] * cb[j];                                                    \
         }                                                                                        \
-        s_hx[b + i] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx); /* Ez' */           \
+        s_hx[b + i] = dr_c + ds_c; /* Ez' */                                                     \
     }
 /* Hx' and Hy' of nodes LO..HI-1, from ez in registers, into s_hy and s_ez. */
 #define VOL1_B(LO, HI)                                                                           \
@@ -170,11 +172,12 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
         const int32_t b = l * NPP;
         {
-            T hx[NP], hy[NP];
+            T ca[NP], cb[NP];
 #pragma unroll
             for (int32_t j = 0; j < NP; ++j) {
-                hx[j] = s_hx[b + j];
-                hy[j] = s_hy[b + j];
+                const T x = s_hx[b + j], y = s_hy[b + j];
+                ca[j] = rx * y - ry * x;
+                cb[j] = sx * y - sy * x;
             }
             VOL1_PARTS(VOL1_A)
         }
@@ -192,11 +195,12 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     const int32_t kk = inside ? k : K - 1, b = (l % VEPB) * NPP;
     const T rx = vgeo[4 * kk], sx = vgeo[4 * kk + 1], ry = vgeo[4 * kk + 2], sy = vgeo[4 * kk + 3];
     {
-        T hx[NP], hy[NP];
+        T ca[NP], cb[NP];
 #pragma unroll
         for (int32_t j = 0; j < NP; ++j) {
-            hx[j] = s_hx[b + j];
-            hy[j] = s_hy[b + j];
+            const T x = s_hx[b + j], y = s_hy[b + j];
+            ca[j] = rx * y - ry * x;
+            cb[j] = sx * y - sy * x;
         }
         XGPU_BARRIER(); /* every part has its values of hx before s_hx is overwritten */
         if (inside) {
@@ -328,8 +332,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #elif VEW == 3 || VEW == 4
 /* On the tensor cores (XGPU_HAS_MMA_F64: NVIDIA, compute capability 8.0 and later, f64; inline
  * PTX on either backend): each warp takes 8 elements
- * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr U and
- * Ds U for its elements' three fields as matrix products whose B is the 8 elements' values: two
+ * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr A, Ds B,
+ * Dr Ez and Ds Ez, where A = rx Hy - ry Hx and B = sx Hy - sy Hx (so that Ez' = Dr A + Ds B: four
+ * products, not six, the factors being constant on an element; the warp stages its elements'
+ * factors in local memory, one coalesced load a batch), as matrix products whose B is the 8 elements' values: two
  * node tiles of 8 rows at a time (16 x 8 products), steps of 8 columns where the device has the
  * m16n8k8 product (sm_90, XGPU_HAS_MMA_F64_M16; a last step of 4 where KS is odd), else 8 x 8 x 4
  * products tile by tile. drT holds Dr and Ds in the lanes' order of the 8 x 4 A operand,
@@ -366,9 +372,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const FRAG* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
-    XGPU_LOCAL T s_u[WARPS * 24 * US];
+    XGPU_LOCAL T s_u[WARPS * 24 * US], s_g[WARPS * 32];
     const int32_t l = (int32_t)XGPU_LOCAL_ID(0), w = l / 32, lane = l % 32, g = lane / 4, t = lane % 4;
     XGPU_LOCAL_PTR(T) u = s_u + w * 24 * US;
+    XGPU_LOCAL_PTR(T) gw = s_g + w * 32; /* the batch's 8 elements' rx, sx, ry, sy */
     (void)dsT;
     for (int32_t i = lane; i < 24 * US; i += 32)
         u[i] = (T)0;
@@ -384,24 +391,33 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         pf[1][p] = inside ? q[KNP + (kb) * NP + i] : (T)0;                                       \
         pf[2][p] = inside ? q[2 * KNP + (kb) * NP + i] : (T)0;                                   \
     }
-    T pf[3][PF];
+    /* Lane l's geometric factor of the batch starting at element kb: factor l % 4 of its element
+       l / 4. */
+#define LOAD_BATCH_GEO(kb) pg = (kb) + lane / 4 < K ? vgeo[4 * (kb) + lane] : (T)0;
+    T pf[3][PF], pg;
     {
         const int32_t k0 = K0(0), in = (K - k0) * NP;
 #pragma unroll
         for (int32_t p = 0; p < PF; ++p) LOAD_BATCH_VALUE(k0, in, p)
+        LOAD_BATCH_GEO(k0)
     }
     for (int32_t batch = 0; batch < VB; ++batch) {
         const int32_t k0 = K0(batch);
         if (k0 >= K) break; /* the same for the whole warp */
         const int32_t ne = K - k0 < 8 ? K - k0 : 8;
-        XGPU_WARP_SYNC(); /* the previous batch's reads of u are done */
+        XGPU_WARP_SYNC(); /* the previous batch's reads of u and gw are done */
+        gw[lane] = pg;
+        XGPU_WARP_SYNC();
+        /* Staged: rx Hy - ry Hx and sx Hy - sy Hx (B of Dr and of Ds for Ez', the factors being
+           constant on an element), and Ez. */
 #pragma unroll
         for (int32_t p = 0; p < PF; ++p) {
             const int32_t i = lane + 32 * p;
             if (i < 8 * NP) {
                 const int32_t e = i / NP, s = e * US + (i - e * NP);
-                u[s] = pf[0][p];
-                u[8 * US + s] = pf[1][p];
+                const T x = pf[0][p], y = pf[1][p];
+                u[s] = gw[4 * e] * y - gw[4 * e + 2] * x;
+                u[8 * US + s] = gw[4 * e + 1] * y - gw[4 * e + 3] * x;
                 u[16 * US + s] = pf[2][p];
             }
         }
@@ -410,27 +426,29 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
             const int32_t k1 = K0(batch + 1), in = (K - k1) * NP;
 #pragma unroll
             for (int32_t p = 0; p < PF; ++p) LOAD_BATCH_VALUE(k1, in, p)
+            LOAD_BATCH_GEO(k1)
         }
         T rx[2], sx[2], ry[2], sy[2];
 #pragma unroll
         for (int32_t i = 0; i < 2; ++i) {
-            const int32_t k = k0 + 2 * t + i < K ? k0 + 2 * t + i : K - 1;
-            rx[i] = vgeo[4 * k];
-            sx[i] = vgeo[4 * k + 1];
-            ry[i] = vgeo[4 * k + 2];
-            sy[i] = vgeo[4 * k + 3];
+            const int32_t e = 2 * t + i;
+            rx[i] = gw[4 * e];
+            sx[i] = gw[4 * e + 1];
+            ry[i] = gw[4 * e + 2];
+            sy[i] = gw[4 * e + 3];
         }
 /* B of column step ks for field f (0: Hx, 1: Hy, 2: Ez); A of tile nt, step ks, matrix m (0: Dr,
    1: Ds). */
 #define B_OF(f, ks) u[(f) * 8 * US + g * US + 4 * (ks) + t]
 #define A_OF(nt, ks, m) drT[(((nt) * KS + (ks)) * 2 + (m)) * 32 + lane]
         /* c[m][0..1]: tile nt0's rows g, c[m][2..3]: tile nt0 + 1's (the 16 x 8 products' order);
-           m = 2 f + (0: Dr, 1: Ds). */
+           c[0] = Dr (rx Hy - ry Hx), c[1] = Ds (sx Hy - sy Hx), c[2] = Dr Ez, c[3] = Ds Ez: for
+           matrix m, B is staged field m and field 2. */
 #pragma unroll 1
         for (int32_t nt0 = 0; nt0 < NT; nt0 += 2) {
-            T c[6][4];
+            T c[4][4];
 #pragma unroll
-            for (int32_t m = 0; m < 6; ++m)
+            for (int32_t m = 0; m < 4; ++m)
                 c[m][0] = c[m][1] = c[m][2] = c[m][3] = (T)0;
             const int32_t nt1 = nt0 + 1 < NT ? nt0 + 1 : nt0;
 #if VEW == 4
@@ -457,10 +475,11 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                     const uint32_t l0 = AL_OF(nt0, ks, m), l1 = AL_OF(nt1, ks, m), l2 = AL_OF(nt0, ks + 1, m),
                                    l3 = AL_OF(nt1, ks + 1, m);
 #pragma unroll
-                    for (int32_t f = 0; f < 3; ++f) {
-                        xgpu_mma_m16n8k8_tf32(c[2 * f + m], l0, l1, l2, l3, bh[f][0], bh[f][1]);
-                        xgpu_mma_m16n8k8_tf32(c[2 * f + m], a0, a1, a2, a3, bl[f][0], bl[f][1]);
-                        xgpu_mma_m16n8k8_tf32(c[2 * f + m], a0, a1, a2, a3, bh[f][0], bh[f][1]);
+                    for (int32_t h = 0; h < 2; ++h) {
+                        const int32_t f = h ? 2 : m;
+                        xgpu_mma_m16n8k8_tf32(c[2 * h + m], l0, l1, l2, l3, bh[f][0], bh[f][1]);
+                        xgpu_mma_m16n8k8_tf32(c[2 * h + m], a0, a1, a2, a3, bl[f][0], bl[f][1]);
+                        xgpu_mma_m16n8k8_tf32(c[2 * h + m], a0, a1, a2, a3, bh[f][0], bh[f][1]);
                     }
                 }
             }
@@ -475,10 +494,11 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                     const uint32_t a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, m);
                     const uint32_t l0 = AL_OF(nt0, KS - 1, m), l1 = AL_OF(nt1, KS - 1, m);
 #pragma unroll
-                    for (int32_t f = 0; f < 3; ++f) {
-                        xgpu_mma_m16n8k4_tf32(c[2 * f + m], l0, l1, bh[f]);
-                        xgpu_mma_m16n8k4_tf32(c[2 * f + m], a0, a1, bl[f]);
-                        xgpu_mma_m16n8k4_tf32(c[2 * f + m], a0, a1, bh[f]);
+                    for (int32_t h = 0; h < 2; ++h) {
+                        const int32_t f = h ? 2 : m;
+                        xgpu_mma_m16n8k4_tf32(c[2 * h + m], l0, l1, bh[f]);
+                        xgpu_mma_m16n8k4_tf32(c[2 * h + m], a0, a1, bl[f]);
+                        xgpu_mma_m16n8k4_tf32(c[2 * h + m], a0, a1, bh[f]);
                     }
                 }
             }
@@ -493,16 +513,18 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                     const T a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, m), a2 = A_OF(nt0, ks + 1, m),
                             a3 = A_OF(nt1, ks + 1, m);
 #pragma unroll
-                    for (int32_t f = 0; f < 3; ++f)
-                        xgpu_mma_m16n8k8_f64(c[2 * f + m], a0, a1, a2, a3, B_OF(f, ks), B_OF(f, ks + 1));
+                    for (int32_t h = 0; h < 2; ++h) {
+                        const int32_t f = h ? 2 : m;
+                        xgpu_mma_m16n8k8_f64(c[2 * h + m], a0, a1, a2, a3, B_OF(f, ks), B_OF(f, ks + 1));
+                    }
                 }
 #if KS % 2
 #pragma unroll
             for (int32_t m = 0; m < 2; ++m) {
                 const T a0 = A_OF(nt0, KS - 1, m), a1 = A_OF(nt1, KS - 1, m);
 #pragma unroll
-                for (int32_t f = 0; f < 3; ++f)
-                    xgpu_mma_m16n8k4_f64(c[2 * f + m], a0, a1, B_OF(f, KS - 1));
+                for (int32_t h = 0; h < 2; ++h)
+                    xgpu_mma_m16n8k4_f64(c[2 * h + m], a0, a1, B_OF(h ? 2 : m, KS - 1));
             }
 #endif
 #else
@@ -512,10 +534,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                 for (int32_t m = 0; m < 2; ++m) {
                     const T a0 = A_OF(nt0, ks, m), a1 = A_OF(nt1, ks, m);
 #pragma unroll
-                    for (int32_t f = 0; f < 3; ++f) {
-                        const T b = B_OF(f, ks);
-                        xgpu_mma_m8n8k4_f64(c[2 * f + m], a0, b);
-                        xgpu_mma_m8n8k4_f64(c[2 * f + m] + 2, a1, b);
+                    for (int32_t h = 0; h < 2; ++h) {
+                        const T b = B_OF(h ? 2 : m, ks);
+                        xgpu_mma_m8n8k4_f64(c[2 * h + m], a0, b);
+                        xgpu_mma_m8n8k4_f64(c[2 * h + m] + 2, a1, b);
                     }
                 }
 #endif
@@ -527,10 +549,9 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                     const int32_t e = 2 * t + i, j = 2 * h + i;
                     if (nt0 + h < NT && n < NP && e < ne) {
                         const int32_t gi = (k0 + e) * NP + n;
-                        rhs[gi] = -(ry[i] * c[4][j] + sy[i] * c[5][j]);
-                        rhs[KNP + gi] = rx[i] * c[4][j] + sx[i] * c[5][j];
-                        rhs[2 * KNP + gi] =
-                            (rx[i] * c[2][j] + sx[i] * c[3][j]) - (ry[i] * c[0][j] + sy[i] * c[1][j]);
+                        rhs[gi] = -(ry[i] * c[2][j] + sy[i] * c[3][j]);
+                        rhs[KNP + gi] = rx[i] * c[2][j] + sx[i] * c[3][j];
+                        rhs[2 * KNP + gi] = c[0][j] + c[1][j];
                     }
                 }
             }
@@ -539,6 +560,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #undef B_OF
     }
 #undef LOAD_BATCH_VALUE
+#undef LOAD_BATCH_GEO
 #undef K0
 }
 #undef FRAG
