@@ -59,8 +59,7 @@ const char* const maxwell_kernel_source = R"(
  * entry into the multiply-add that uses it (an immediate operand in single precision), so a step
  * costs no load at all. Ez' is taken as Dr (rx Hy - ry Hx) + Ds (sx Hy - sy Hx) (the factors are
  * constant on an element), so an element costs 4 NP^2 multiply-adds (not 6) against 3 NP local
- * loads. The results
- * go back into the work-item's own slots of local memory (its values are in registers by then)
+ * loads. The results go back into the work-item's own slots of local memory (its values are in registers by then)
  * and leave coalesced. Local rows are NPP = NP | 1 apart: an odd stride, so the work-items of a
  * SIMD group reading the same node of different elements hit different banks. */
 #define NPP (NP | 1)
@@ -332,10 +331,11 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #elif VEW == 3 || VEW == 4
 /* On the tensor cores (XGPU_HAS_MMA_F64: NVIDIA, compute capability 8.0 and later, f64; inline
  * PTX on either backend): each warp takes 8 elements
- * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr A, Ds B,
- * Dr Ez and Ds Ez, where A = rx Hy - ry Hx and B = sx Hy - sy Hx (so that Ez' = Dr A + Ds B: four
+ * a batch (a work-group VEPB elements, VEPB / 8 warps, over VB batches) and computes Dr P, Ds Q,
+ * Dr Ez and Ds Ez, where P = rx Hy - ry Hx and Q = sx Hy - sy Hx (so that Ez' = Dr P + Ds Q: four
  * products, not six, the factors being constant on an element; the warp stages its elements'
- * factors in local memory, one coalesced load a batch), as matrix products whose B is the 8 elements' values: two
+ * factors in local memory, one coalesced load a batch), as matrix products whose B operand holds
+ * the 8 elements' staged values: two
  * node tiles of 8 rows at a time (16 x 8 products), steps of 8 columns where the device has the
  * m16n8k8 product (sm_90, XGPU_HAS_MMA_F64_M16; a last step of 4 where KS is odd), else 8 x 8 x 4
  * products tile by tile. drT holds Dr and Ds in the lanes' order of the 8 x 4 A operand,
@@ -437,8 +437,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
             ry[i] = gw[4 * e + 2];
             sy[i] = gw[4 * e + 3];
         }
-/* B of column step ks for field f (0: Hx, 1: Hy, 2: Ez); A of tile nt, step ks, matrix m (0: Dr,
-   1: Ds). */
+/* B of column step ks for staged array f (0: rx Hy - ry Hx, 1: sx Hy - sy Hx, 2: Ez); A of tile nt,
+   step ks, matrix m (0: Dr, 1: Ds). */
 #define B_OF(f, ks) u[(f) * 8 * US + g * US + 4 * (ks) + t]
 #define A_OF(nt, ks, m) drT[(((nt) * KS + (ks)) * 2 + (m)) * 32 + lane]
         /* c[m][0..1]: tile nt0's rows g, c[m][2..3]: tile nt0 + 1's (the 16 x 8 products' order);
