@@ -547,10 +547,9 @@ void DeviceMaxwell::step(double dt) const {
 
 KernelCost DeviceMaxwell::volume_cost() const {
     const double np = d_->ref.np, k = k_, w = double(value_size_);
-    // Forms 1, 3 and 4 take Ez' as Dr (rx Hy - ry Hx) + Ds (sx Hy - sy Hx): 4 NP multiply-adds a
-    // node and 13 flops for the combinations and the chain rule; the others 6 NP and 14.
-    const bool curl = vew_ == 1 || vew_ == 3 || vew_ == 4;
-    return {k * np * (curl ? 8 * np + 13 : 12 * np + 14), w * (k * (6 * np + 4) + 2 * np * np)};
+    // Ez' as Dr (rx Hy - ry Hx) + Ds (sx Hy - sy Hx) (every form): 4 NP multiply-adds a node and
+    // 13 flops for the combinations and the chain rule.
+    return {k * np * (8 * np + 13), w * (k * (6 * np + 4) + 2 * np * np)};
 }
 
 KernelCost DeviceMaxwell::surface_cost() const {

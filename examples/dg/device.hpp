@@ -94,11 +94,11 @@ struct SurfaceShape {
 SurfaceShape default_surface_shape(int order, bool cpu, bool f64);
 
 // The flops and bytes one call of each kernel moves, counted from the algorithm (not measured):
-//   volume : per node 6 NP multiply-adds (Dr, Ds times Hx, Hy, Ez) = 12 NP flops, and 14 for the
-//            chain rule; forms 1, 3 and 4, which take Ez' as Dr (rx Hy - ry Hx) + Ds (sx Hy -
-//            sy Hx) (the factors are constant on a straight-sided element), 4 NP multiply-adds
-//            = 8 NP flops and 13 (6 for the two combinations, 1 for their sum, 6 for Hx' and
-//            Hy'); reads 3 fields + 4 geometric factors per element, writes 3 fields.
+//   volume : Ez' taken as Dr (rx Hy - ry Hx) + Ds (sx Hy - sy Hx) (the factors are constant on a
+//            straight-sided element): per node 4 NP multiply-adds (Dr, Ds times the two
+//            combinations and Ez) = 8 NP flops, and 13 (6 for the two combinations, 1 for their
+//            sum, 6 for Hx' and Hy'); reads 3 fields + 4 geometric factors per element, writes 3
+//            fields.
 //   surface: per face node 3 jumps, the normal jump and 3 scaled fluxes = 24 flops; per node
 //            3 NFN multiply-adds (LIFT) + 3 adds = 6 NFN + 3 flops; reads vmapM, vmapP (int32), 6
 //            field values (inside and outside), 3 face factors per face, and rhs, writes rhs.

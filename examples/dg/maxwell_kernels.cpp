@@ -46,9 +46,13 @@ const char* const maxwell_kernel_source = R"(
 
 /* rhs = the volume terms: Hx' = -dEz/dy, Hy' = dEz/dx, Ez' = dHy/dx - dHx/dy, with
  * d/dx = rx d/dr + sx d/ds and d/dy = ry d/dr + sy d/ds (vgeo: rx, sx, ry, sy per element).
- * Each work-item computes NPW nodes of one element, n = t, t + TPE, ... (TPE work-items per
+ * Every form takes Ez' as Dr P + Ds Q with P = rx Hy - ry Hx and Q = sx Hy - sy Hx (the factors
+ * are constant on a straight-sided element): four products of a matrix and a vector an element,
+ * not six; the kernels stage P, Q and Ez where they staged Hx, Hy and Ez.
+ * Form 0: each work-item computes NPW nodes of one element, n = t, t + TPE, ... (TPE work-items per
  * element): a field value read from local memory then serves NPW nodes, so a step of the loop
- * over m costs 3 + 2 NPW loads for 6 NPW multiply-adds instead of 5 loads for 6. */
+ * over m costs 3 + 2 NPW loads for 4 NPW multiply-adds instead of 5 loads for 4. */
+#define GEO(k, f) vgeo[4 * (k) + (f)]
 #define TPE ((NP + NPW - 1) / NPW)
 #define VGROUP (VEPB * TPE)
 #if VEW == 1
@@ -237,10 +241,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #undef PARTS
 #elif VEW == 2
 /* Tiled, as a matrix product [Dr; Ds] (2 NP x NP) times the group's fields (NP x 3 VEPB): each
- * work-item computes NPW nodes of EPW elements, all three fields and both derivatives (6 NPW EPW
+ * work-item computes NPW nodes of EPW elements, Dr P, Ds Q, Dr Ez and Ds Ez (4 NPW EPW
  * sums in registers). A step j of the loop loads NPW entries of each matrix (the same for all
  * work-items of a node group: the caches broadcast them) and 3 EPW field values from local memory
- * for 6 NPW EPW multiply-adds. Work-item l takes element slots EPW (l % EG) + u and nodes
+ * for 4 NPW EPW multiply-adds. Work-item l takes element slots EPW (l % EG) + u and nodes
  * NPW (l / EG) + t, so a SIMD group spans many elements and few node groups. The fields are
  * staged node-major (row j holds node j of every element, EP = VEPB + 2 apart against bank
  * conflicts), the results element-major (NPP apart) in the same local memory, then leave
@@ -259,13 +263,17 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     const int32_t first = k0 * NP, count = ne * NP;
     for (int32_t g = l; g < VEPB * NP; g += EG * NG) {
         const int32_t e = g / NP, j = g - e * NP, s = j * EP + e;
-        const int inside = g < count; /* the last group's missing elements: zeros */
-        s_u[s] = inside ? q[first + g] : (T)0;
-        s_u[SN + s] = inside ? q[KNP + first + g] : (T)0;
-        s_u[2 * SN + s] = inside ? q[2 * KNP + first + g] : (T)0;
+        if (g < count) {
+            const T x = q[first + g], y = q[KNP + first + g];
+            s_u[s] = GEO(k0 + e, 0) * y - GEO(k0 + e, 2) * x;
+            s_u[SN + s] = GEO(k0 + e, 1) * y - GEO(k0 + e, 3) * x;
+            s_u[2 * SN + s] = q[2 * KNP + first + g];
+        } else { /* the last group's missing elements: zeros */
+            s_u[s] = s_u[SN + s] = s_u[2 * SN + s] = (T)0;
+        }
     }
     XGPU_BARRIER();
-    T dr_hx[NPW * EPW], ds_hx[NPW * EPW], dr_hy[NPW * EPW], ds_hy[NPW * EPW], dr_ez[NPW * EPW], ds_ez[NPW * EPW];
+    T dr_p[NPW * EPW], ds_q[NPW * EPW], dr_ez[NPW * EPW], ds_ez[NPW * EPW];
     int32_t col[NPW];
 #pragma unroll
     for (int32_t t = 0; t < NPW; ++t) {
@@ -274,10 +282,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     }
 #pragma unroll
     for (int32_t c = 0; c < NPW * EPW; ++c)
-        dr_hx[c] = ds_hx[c] = dr_hy[c] = ds_hy[c] = dr_ez[c] = ds_ez[c] = (T)0;
+        dr_p[c] = ds_q[c] = dr_ez[c] = ds_ez[c] = (T)0;
 #pragma unroll
     for (int32_t j = 0; j < NP; ++j) {
-        T a[NPW], d[NPW], hx[EPW], hy[EPW], ez[EPW];
+        T a[NPW], d[NPW], pu[EPW], qu[EPW], ez[EPW];
 #pragma unroll
         for (int32_t t = 0; t < NPW; ++t) {
             a[t] = drT[j * NP + col[t]];
@@ -286,8 +294,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #pragma unroll
         for (int32_t u = 0; u < EPW; ++u) {
             const int32_t s = j * EP + eg * EPW + u;
-            hx[u] = s_u[s];
-            hy[u] = s_u[SN + s];
+            pu[u] = s_u[s];
+            qu[u] = s_u[SN + s];
             ez[u] = s_u[2 * SN + s];
         }
 #pragma unroll
@@ -295,10 +303,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #pragma unroll
             for (int32_t u = 0; u < EPW; ++u) {
                 const int32_t c = t * EPW + u;
-                dr_hx[c] += a[t] * hx[u];
-                ds_hx[c] += d[t] * hx[u];
-                dr_hy[c] += a[t] * hy[u];
-                ds_hy[c] += d[t] * hy[u];
+                dr_p[c] += a[t] * pu[u];
+                ds_q[c] += d[t] * qu[u];
                 dr_ez[c] += a[t] * ez[u];
                 ds_ez[c] += d[t] * ez[u];
             }
@@ -315,7 +321,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
                 if (n < NP) {
                     s_u[s] = -(ry * dr_ez[c] + sy * ds_ez[c]);
                     s_u[SN + s] = rx * dr_ez[c] + sx * ds_ez[c];
-                    s_u[2 * SN + s] = (rx * dr_hy[c] + sx * ds_hy[c]) - (ry * dr_hx[c] + sy * ds_hx[c]);
+                    s_u[2 * SN + s] = dr_p[c] + ds_q[c];
                 }
             }
         }
@@ -568,11 +574,11 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 /* Rows in registers: work-item l is node n of element slot e; Dr and Ds's rows n (2 NP values)
  * are loaded once into registers, then for each batch of VEPB elements the fields are staged in
  * local memory and each step m of the loop costs 3 local loads (the same address for all of an
- * element's work-items) for 6 multiply-adds, no matrix load. */
+ * element's work-items) for 4 multiply-adds, no matrix load. */
 XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
-    XGPU_LOCAL T s_hx[VEPB * NP], s_hy[VEPB * NP], s_ez[VEPB * NP];
+    XGPU_LOCAL T s_p[VEPB * NP], s_q[VEPB * NP], s_ez[VEPB * NP];
     const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / NP, n = l - e * NP;
     T a[NP], d[NP];
 #pragma unroll
@@ -584,32 +590,34 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         const int32_t k0 = ((int32_t)XGPU_GROUP_ID(0) * VB + batch) * VEPB;
         if (k0 >= K) break; /* the same for the whole work-group */
         if (batch > 0) XGPU_BARRIER(); /* the previous batch's reads are done */
-        const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP;
-        if (l < count) {
-            s_hx[l] = q[first + l];
-            s_hy[l] = q[KNP + first + l];
+        const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP, k = k0 + e;
+        T rx = (T)0, sx = (T)0, ry = (T)0, sy = (T)0;
+        if (l < count) { /* l < count: k < K */
+            rx = vgeo[4 * k];
+            sx = vgeo[4 * k + 1];
+            ry = vgeo[4 * k + 2];
+            sy = vgeo[4 * k + 3];
+            const T x = q[first + l], y = q[KNP + first + l];
+            s_p[l] = rx * y - ry * x;
+            s_q[l] = sx * y - sy * x;
             s_ez[l] = q[2 * KNP + first + l];
         }
         XGPU_BARRIER();
-        const int32_t k = k0 + e;
         if (k < K) {
             const int32_t b = e * NP;
-            T dr_hx = (T)0, ds_hx = (T)0, dr_hy = (T)0, ds_hy = (T)0, dr_ez = (T)0, ds_ez = (T)0;
+            T dr_p = (T)0, ds_q = (T)0, dr_ez = (T)0, ds_ez = (T)0;
 #pragma unroll
             for (int32_t m = 0; m < NP; ++m) {
-                const T hx = s_hx[b + m], hy = s_hy[b + m], ez = s_ez[b + m];
-                dr_hx += a[m] * hx;
-                ds_hx += d[m] * hx;
-                dr_hy += a[m] * hy;
-                ds_hy += d[m] * hy;
+                const T pm = s_p[b + m], qm = s_q[b + m], ez = s_ez[b + m];
+                dr_p += a[m] * pm;
+                ds_q += d[m] * qm;
                 dr_ez += a[m] * ez;
                 ds_ez += d[m] * ez;
             }
-            const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
             const int32_t g = k * NP + n;
             rhs[g] = -(ry * dr_ez + sy * ds_ez);
             rhs[KNP + g] = rx * dr_ez + sx * ds_ez;
-            rhs[2 * KNP + g] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx);
+            rhs[2 * KNP + g] = dr_p + ds_q;
         }
     }
 }
@@ -617,7 +625,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const T* XGPU_RESTRICT drT,
                            XGPU_GLOBAL const T* XGPU_RESTRICT dsT, XGPU_GLOBAL const T* XGPU_RESTRICT vgeo,
                            XGPU_GLOBAL const T* XGPU_RESTRICT q, XGPU_GLOBAL T* XGPU_RESTRICT rhs) {
-    XGPU_LOCAL T s_hx[VEPB * NP], s_hy[VEPB * NP], s_ez[VEPB * NP];
+    XGPU_LOCAL T s_p[VEPB * NP], s_q[VEPB * NP], s_ez[VEPB * NP];
     const int32_t l = (int32_t)XGPU_LOCAL_ID(0), e = l / TPE, t = l - e * TPE;
     const int32_t k0 = (int32_t)XGPU_GROUP_ID(0) * VEPB, k = k0 + e;
 #if MAT_LOCAL
@@ -630,28 +638,28 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     {
         const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP;
         for (int32_t i = l; i < count; i += VGROUP) {
-            s_hx[i] = q[first + i];
-            s_hy[i] = q[KNP + first + i];
+            const int32_t ki = k0 + i / NP;
+            const T x = q[first + i], y = q[KNP + first + i];
+            s_p[i] = GEO(ki, 0) * y - GEO(ki, 2) * x;
+            s_q[i] = GEO(ki, 1) * y - GEO(ki, 3) * x;
             s_ez[i] = q[2 * KNP + first + i];
         }
     }
     XGPU_BARRIER();
     if (k >= K) return;
     const int32_t b = e * NP;
-    T dr_hx[NPW], ds_hx[NPW], dr_hy[NPW], ds_hy[NPW], dr_ez[NPW], ds_ez[NPW];
+    T dr_p[NPW], ds_q[NPW], dr_ez[NPW], ds_ez[NPW];
 #pragma unroll
     for (int32_t j = 0; j < NPW; ++j)
-        dr_hx[j] = ds_hx[j] = dr_hy[j] = ds_hy[j] = dr_ez[j] = ds_ez[j] = (T)0;
+        dr_p[j] = ds_q[j] = dr_ez[j] = ds_ez[j] = (T)0;
     for (int32_t m = 0; m < NP; ++m) {
-        const T hx = s_hx[b + m], hy = s_hy[b + m], ez = s_ez[b + m];
+        const T pm = s_p[b + m], qm = s_q[b + m], ez = s_ez[b + m];
 #pragma unroll
         for (int32_t j = 0; j < NPW; ++j) {
             const int32_t n = t + j * TPE, c = n < NP ? n : NP - 1; /* the last item's spare nodes: any column */
             const T a = MAT(s_dr, drT)[m * NP + c], d = MAT(s_ds, dsT)[m * NP + c];
-            dr_hx[j] += a * hx;
-            ds_hx[j] += d * hx;
-            dr_hy[j] += a * hy;
-            ds_hy[j] += d * hy;
+            dr_p[j] += a * pm;
+            ds_q[j] += d * qm;
             dr_ez[j] += a * ez;
             ds_ez[j] += d * ez;
         }
@@ -663,7 +671,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         if (n < NP) {
             rhs[g] = -(ry * dr_ez[j] + sy * ds_ez[j]);
             rhs[KNP + g] = rx * dr_ez[j] + sx * ds_ez[j];
-            rhs[2 * KNP + g] = (rx * dr_hy[j] + sx * ds_hy[j]) - (ry * dr_hx[j] + sy * ds_hx[j]);
+            rhs[2 * KNP + g] = dr_p[j] + ds_q[j];
         }
     }
 }
