@@ -449,8 +449,9 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
     };
     // Version 5: form 3 rewritten (2026-12-02), offered on NVIDIA's OpenCL too, VB 2 in the space;
     // 6: form 4 (f32, TF32 tensor cores) in the space; 7: form 1's NPW counts nodes (NP: one
-    // work-item an element, as form 1 was before), split into up to 4 parts.
-    const xgpu::tune::Key key{"dg_volume", 7,
+    // work-item an element, as form 1 was before), split into up to 4 parts; 8: every form takes
+    // the curl with two products (forms 1, 3, 4 since e9fd69b, the others since 0bb73ea).
+    const xgpu::tune::Key key{"dg_volume", 8,
                               std::string(value_size_ == 8 ? "f64" : "f32") + ",N" + std::to_string(d_->ref.order) +
                                   (local_matrices ? ",local" : ""),
                               std::uint64_t(k_) * std::uint64_t(np)};

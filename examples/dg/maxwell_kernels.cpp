@@ -48,7 +48,8 @@ const char* const maxwell_kernel_source = R"(
  * d/dx = rx d/dr + sx d/ds and d/dy = ry d/dr + sy d/ds (vgeo: rx, sx, ry, sy per element).
  * Every form takes Ez' as Dr P + Ds Q with P = rx Hy - ry Hx and Q = sx Hy - sy Hx (the factors
  * are constant on a straight-sided element): four products of a matrix and a vector an element,
- * not six; the kernels stage P, Q and Ez where they staged Hx, Hy and Ez.
+ * not six; forms 0, 2, 3 and 4 and the rows-in-registers kernel stage P, Q and Ez where they
+ * staged Hx, Hy and Ez, form 1 forms P and Q in registers from its staged Hx and Hy.
  * Form 0: each work-item computes NPW nodes of one element, n = t, t + TPE, ... (TPE work-items per
  * element): a field value read from local memory then serves NPW nodes, so a step of the loop
  * over m costs 3 + 2 NPW loads for 4 NPW multiply-adds instead of 5 loads for 4. */
@@ -240,12 +241,12 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #undef VG1
 #undef PARTS
 #elif VEW == 2
-/* Tiled, as a matrix product [Dr; Ds] (2 NP x NP) times the group's fields (NP x 3 VEPB): each
- * work-item computes NPW nodes of EPW elements, Dr P, Ds Q, Dr Ez and Ds Ez (4 NPW EPW
+/* Tiled, as matrix products of Dr and Ds (NP x NP) and the group's staged P, Q and Ez (NP x
+ * VEPB each): each work-item computes NPW nodes of EPW elements, Dr P, Ds Q, Dr Ez and Ds Ez (4 NPW EPW
  * sums in registers). A step j of the loop loads NPW entries of each matrix (the same for all
  * work-items of a node group: the caches broadcast them) and 3 EPW field values from local memory
  * for 4 NPW EPW multiply-adds. Work-item l takes element slots EPW (l % EG) + u and nodes
- * NPW (l / EG) + t, so a SIMD group spans many elements and few node groups. The fields are
+ * NPW (l / EG) + t, so a SIMD group spans many elements and few node groups. P, Q and Ez are
  * staged node-major (row j holds node j of every element, EP = VEPB + 2 apart against bank
  * conflicts), the results element-major (NPP apart) in the same local memory, then leave
  * coalesced. */
