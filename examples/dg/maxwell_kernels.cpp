@@ -76,6 +76,14 @@ const char* const maxwell_kernel_source = R"(
  * into local memory only after a barrier (parts of one element read what another overwrites). */
 #define PARTS ((NP + NPW - 1) / NPW)
 #define VG1 (VEPB * PARTS)
+/* The two combinations of the element whose staged values start at b, into registers ca and cb. */
+#define VOL1_CURL(b)                                                                             \
+    T ca[NP], cb[NP];                                                                            \
+    _Pragma("unroll") for (int32_t j = 0; j < NP; ++j) {                                         \
+        const T x = s_hx[(b) + j], y = s_hy[(b) + j];                                            \
+        ca[j] = rx * y - ry * x;                                                                 \
+        cb[j] = sx * y - sy * x;                                                                 \
+    }
 /* Ez' of nodes LO..HI-1 as Dr (rx Hy - ry Hx) + Ds (sx Hy - sy Hx), from those two combinations
    (ca, cb) in registers, into s_hx: rx, sx, ry, sy are constant on an element, so the curl needs
    two products of a matrix and a vector instead of four. */
@@ -176,13 +184,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         const T rx = vgeo[4 * k], sx = vgeo[4 * k + 1], ry = vgeo[4 * k + 2], sy = vgeo[4 * k + 3];
         const int32_t b = l * NPP;
         {
-            T ca[NP], cb[NP];
-#pragma unroll
-            for (int32_t j = 0; j < NP; ++j) {
-                const T x = s_hx[b + j], y = s_hy[b + j];
-                ca[j] = rx * y - ry * x;
-                cb[j] = sx * y - sy * x;
-            }
+            VOL1_CURL(b)
             VOL1_PARTS(VOL1_A)
         }
         {
@@ -199,13 +201,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     const int32_t kk = inside ? k : K - 1, b = (l % VEPB) * NPP;
     const T rx = vgeo[4 * kk], sx = vgeo[4 * kk + 1], ry = vgeo[4 * kk + 2], sy = vgeo[4 * kk + 3];
     {
-        T ca[NP], cb[NP];
-#pragma unroll
-        for (int32_t j = 0; j < NP; ++j) {
-            const T x = s_hx[b + j], y = s_hy[b + j];
-            ca[j] = rx * y - ry * x;
-            cb[j] = sx * y - sy * x;
-        }
+        VOL1_CURL(b)
         XGPU_BARRIER(); /* every part has its values of hx before s_hx is overwritten */
         if (inside) {
             VOL1_PARTS(VOL1_A)
@@ -238,6 +234,7 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
 #undef VOL1_LO
 #undef VOL1_B
 #undef VOL1_A
+#undef VOL1_CURL
 #undef VG1
 #undef PARTS
 #elif VEW == 2
