@@ -53,7 +53,6 @@ const char* const maxwell_kernel_source = R"(
  * Form 0: each work-item computes NPW nodes of one element, n = t, t + TPE, ... (TPE work-items per
  * element): a field value read from local memory then serves NPW nodes, so a step of the loop
  * over m costs 3 + 2 NPW loads for 4 NPW multiply-adds instead of 5 loads for 4. */
-#define GEO(k, f) vgeo[4 * (k) + (f)]
 #define TPE ((NP + NPW - 1) / NPW)
 #define VGROUP (VEPB * TPE)
 #if VEW == 1
@@ -263,8 +262,8 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
         const int32_t e = g / NP, j = g - e * NP, s = j * EP + e;
         if (g < count) {
             const T x = q[first + g], y = q[KNP + first + g];
-            s_u[s] = GEO(k0 + e, 0) * y - GEO(k0 + e, 2) * x;
-            s_u[SN + s] = GEO(k0 + e, 1) * y - GEO(k0 + e, 3) * x;
+            s_u[s] = vgeo[4 * (k0 + e)] * y - vgeo[4 * (k0 + e) + 2] * x;
+            s_u[SN + s] = vgeo[4 * (k0 + e) + 1] * y - vgeo[4 * (k0 + e) + 3] * x;
             s_u[2 * SN + s] = q[2 * KNP + first + g];
         } else { /* the last group's missing elements: zeros */
             s_u[s] = s_u[SN + s] = s_u[2 * SN + s] = (T)0;
@@ -636,10 +635,10 @@ XGPU_KERNEL void dg_volume(const int32_t K, const int32_t KNP, XGPU_GLOBAL const
     {
         const int32_t first = k0 * NP, count = (K - k0 < VEPB ? K - k0 : VEPB) * NP;
         for (int32_t i = l; i < count; i += VGROUP) {
-            const int32_t ki = k0 + i / NP;
+            const int32_t ki = 4 * (k0 + i / NP);
             const T x = q[first + i], y = q[KNP + first + i];
-            s_p[i] = GEO(ki, 0) * y - GEO(ki, 2) * x;
-            s_q[i] = GEO(ki, 1) * y - GEO(ki, 3) * x;
+            s_p[i] = vgeo[ki] * y - vgeo[ki + 2] * x;
+            s_q[i] = vgeo[ki + 1] * y - vgeo[ki + 3] * x;
             s_ez[i] = q[2 * KNP + first + i];
         }
     }
