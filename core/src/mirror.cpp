@@ -15,11 +15,18 @@ constexpr std::size_t max_slabs = 16;    // beyond 65536 live mirrored results, 
 
 } // namespace
 
+// A slot no result stands for, and the queue of the last kernel that wrote it (empty if none;
+// weak: the context's slots must not keep its queues alive).
+struct FreeSlot {
+    unsigned slab, slot;
+    std::weak_ptr<QueueImpl> last;
+};
+
 // The context's slabs of mapped memory and their free slots.
 struct MirrorSlots {
     std::mutex mutex;
     std::vector<Buffer> slabs;
-    std::vector<std::pair<unsigned, unsigned>> free; // (slab, slot)
+    std::vector<FreeSlot> free;
 };
 
 struct HostMirror {
@@ -27,7 +34,7 @@ struct HostMirror {
         : owner(std::move(o)), slab(sl), slot(st), memory(owner->slabs[sl]) {}
     ~HostMirror() {
         std::lock_guard lock(owner->mutex);
-        owner->free.emplace_back(slab, slot);
+        owner->free.push_back({slab, slot, queue.impl()});
     }
     HostMirror(const HostMirror&) = delete;
     HostMirror& operator=(const HostMirror&) = delete;
@@ -47,7 +54,7 @@ std::shared_ptr<HostMirror> reserve_mirror(const Context& ctx) {
     ContextShared& shared = ctx.shared();
     std::call_once(shared.mirrors_once, [&] { shared.mirrors = std::make_shared<MirrorSlots>(); });
     const std::shared_ptr<MirrorSlots>& slots = shared.mirrors;
-    std::lock_guard lock(slots->mutex);
+    std::unique_lock lock(slots->mutex);
     if (slots->free.empty()) {
         if (slots->slabs.size() == max_slabs) return nullptr;
         auto memory = ctx.impl()->alloc_mapped(slab_slots * mirror_bytes);
@@ -55,11 +62,16 @@ std::shared_ptr<HostMirror> reserve_mirror(const Context& ctx) {
         const unsigned slab = unsigned(slots->slabs.size());
         slots->slabs.emplace_back(std::move(memory));
         for (unsigned s = slab_slots; s-- > 0;)
-            slots->free.emplace_back(slab, s);
+            slots->free.push_back({slab, s, {}});
     }
-    const auto [slab, slot] = slots->free.back();
+    const FreeSlot f = slots->free.back();
     slots->free.pop_back();
-    return std::make_shared<HostMirror>(slots, slab, slot);
+    lock.unlock();
+    // The result that had the slot may be dropped before its kernel ran. On its own queue that
+    // kernel runs before the next writer; from another queue it could write after the next one
+    // and leave its value where the new result is read, so that queue's work finishes first.
+    if (auto last = f.last.lock(); last && last != ctx.current_queue().impl()) Queue(std::move(last)).finish();
+    return std::make_shared<HostMirror>(slots, f.slab, f.slot);
 }
 
 const Buffer& mirror_buffer(const HostMirror& m) {
