@@ -185,9 +185,13 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     }
     std::printf("solver:           %s, preconditioner %s\n", r.method.c_str(), s.precond.c_str());
     std::printf("status:           %s", name(r.status));
-    if (r.status == SolverStatus::breakdown || r.status == SolverStatus::nan)
+    if (r.status == SolverStatus::breakdown || r.status == SolverStatus::nan || r.status == SolverStatus::stagnation)
         std::printf(" (at iteration %lld)", (long long)r.status_iteration);
-    std::printf("\niterations:       %lld\n", (long long)r.iterations);
+    std::printf("\niterations:       %lld", (long long)r.iterations);
+    if (r.replacements > 0)
+        std::printf(" (%lld residual replacements: the recurrence had drifted from b - A x)",
+                    (long long)r.replacements);
+    std::printf("\n");
     std::printf("true residual:    %.3e (relative %.3e)\n", r.residual, r.relative_residual);
     std::printf("error:            %.3e (relative, against the known solution)\n", err);
     std::printf("time:             %.3f s, %.4f ms per iteration%s\n", r.seconds, r.ms_per_iteration,

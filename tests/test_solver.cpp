@@ -133,6 +133,47 @@ struct UserJacobi {
     void apply(const Array<double>& x, Array<double>& y) const { j.apply(x, y); }
 };
 
+// The m x m 2-D Poisson matrix scaled as D A D, D's diagonal spread evenly in log from 10^-spread
+// to 10^spread: so ill-conditioned that CG takes several thousand iterations at m = 32 and the
+// residuals the methods update by recurrence may drift from b - A x.
+HostCsr<double> scaled_poisson(std::int64_t m, double spread) {
+    HostCsr<double> a = convection_diffusion(m, 0.0);
+    const auto n = std::size_t(a.rows);
+    std::vector<double> d(n);
+    for (std::size_t i = 0; i < n; ++i)
+        d[i] = std::pow(10.0, spread * (2.0 * double(i) / double(n - 1) - 1.0));
+    for (std::size_t i = 0; i < n; ++i)
+        for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+            a.values[std::size_t(k)] *= d[i] * d[std::size_t(a.col_idx[std::size_t(k)])];
+    return a;
+}
+
+// Every solver the report's claims are checked for: CG's three variants and BiCGStab.
+enum class Method { classic, pipelined, ghysels_vanroose, bicgstab };
+constexpr Method methods[] = {Method::classic, Method::pipelined, Method::ghysels_vanroose, Method::bicgstab};
+const char* name(Method m) {
+    switch (m) {
+    case Method::classic: return "cg";
+    case Method::pipelined: return "pipelined cg";
+    case Method::ghysels_vanroose: return "ghysels-vanroose cg";
+    default: return "bicgstab";
+    }
+}
+template <class Op>
+SolverReport solve(Method m, const Op& a, const Array<double>& b, Array<double>& x, SolverOptions<double> o) {
+    if (m == Method::bicgstab) return bicgstab(a, b, x, o);
+    o.variant = m == Method::classic     ? CgVariant::classic
+                : m == Method::pipelined ? CgVariant::pipelined
+                                         : CgVariant::ghysels_vanroose;
+    return cg(a, b, x, o);
+}
+
+// The launches `f` makes before it throws E (it must throw).
+template <class E, class F> std::uint64_t launches_before_refusal(const Context& ctx, F&& f) {
+    const std::uint64_t before = ctx.launch_count();
+    CHECK_THROWS_AS(f(), E);
+    return ctx.launch_count() - before;
+}
 } // namespace
 
 TEST_CASE("cg solves every shared SPD matrix to 1e-8 in about the textbook's iterations", "[solver]") {
@@ -653,5 +694,304 @@ TEST_CASE("cg on the matrix-free Laplacian, float, Chebyshev and user preconditi
         const auto hc = check.get(), hb = b2.get();
         for (std::size_t i = 0; i < 36; ++i)
             CHECK(hc[i] == Approx(hb[i]).margin(1e-6));
+    }
+}
+
+TEST_CASE("a converged report is true: the residual recomputed from x meets the tolerance", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 32;
+        const HostCsr<double> h = scaled_poisson(m, 1.2);
+        const Csr<double> a(ctx, h);
+        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
+        const auto b = to_device(ctx, hb);
+        for (const Method method : methods) {
+            SolverOptions<double> o;
+            o.rtol = 1e-8;
+            o.max_iterations = 20000; // CG needs 6000-7500 here on PoCL
+            Array<double> x;
+            const SolverReport r = solve(method, a, b, x, o);
+            const double host = host_relative_residual(h, hb, x.get());
+            INFO(name(method) << ": " << xgpu::name(r.status) << " after " << r.iterations << " iterations, "
+                              << r.replacements << " replacements; relative residual reported " << r.relative_residual
+                              << ", on the host " << host);
+            // The report's residual is the true one (computed on the device, in another order).
+            CHECK(std::abs(r.relative_residual - host) <= 1e-3 * host);
+            if (r.converged())
+                CHECK(host <= o.rtol * (1 + 1e-3));
+            else
+                CHECK_FALSE(r.relative_residual <= o.rtol);       // NaN after a breakdown is not a claim either
+            if (method != Method::bicgstab) CHECK(r.converged()); // BiCGStab may stall here
+        }
+    }
+}
+
+namespace {
+// Rounding's drift, exaggerated: an operator whose first `wrong` products carry an error e (so the
+// residual a method updates by recurrence parts from b - A x by about alpha e) and whose later
+// products are exact.
+struct DriftingOperator {
+    const Csr<double>* a;
+    Array<double> error;
+    std::int64_t wrong;
+    mutable std::int64_t calls = 0;
+    std::int64_t rows() const { return a->rows(); }
+    std::int64_t cols() const { return a->cols(); }
+    void apply(const Array<double>& x, Array<double>& y) const { apply(1.0, x, 0.0, y); }
+    void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const {
+        a->apply(alpha, x, beta, y);
+        if (++calls <= wrong) y += error;
+    }
+};
+} // namespace
+
+TEST_CASE("a recurrence that drifted from b - A x is replaced until the true residual converges", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 16 + std::int64_t(test::rng()() % 8);
+        const auto n = std::size_t(m * m);
+        const HostCsr<double> h = convection_diffusion(m, 0.0);
+        const Csr<double> a(ctx, h);
+        const auto hb = test::random_vector<double>(n, -1.0, 1.0);
+        const auto b = to_device(ctx, hb);
+        const auto error = to_device(ctx, test::random_vector<double>(n, -1e-4, 1e-4));
+        for (const Method method : methods) {
+            const DriftingOperator drifting{&a, error, 6};
+            Array<double> x;
+            const SolverReport r = solve(method, drifting, b, x, {});
+            const double host = host_relative_residual(h, hb, x.get());
+            INFO(name(method) << ": " << xgpu::name(r.status) << " after " << r.iterations << " iterations, "
+                              << r.replacements << " replacements; relative residual reported " << r.relative_residual
+                              << ", on the host " << host);
+            CHECK(r.converged());
+            CHECK(r.replacements >= 1); // the first claim was the recurrence's alone
+            CHECK(host <= 1e-8 * (1 + 1e-6));
+            CHECK(std::abs(r.relative_residual - host) <= 1e-3 * host);
+        }
+    }
+}
+
+TEST_CASE("a residual that the device meets but x does not ends in stagnation, not convergence", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        // A tolerance below what b - A x can show in double: the recurrences go on falling, the
+        // true residual stops at rounding level, and replacing the residual stops helping.
+        const std::int64_t m = 12 + std::int64_t(test::rng()() % 8);
+        const HostCsr<double> h = convection_diffusion(m, 0.0);
+        const Csr<double> a(ctx, h);
+        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
+        const auto b = to_device(ctx, hb);
+        for (const Method method : methods) {
+            SolverOptions<double> o;
+            o.rtol = 1e-19;
+            Array<double> x;
+            const SolverReport r = solve(method, a, b, x, o);
+            INFO(name(method) << ": " << xgpu::name(r.status) << " after " << r.iterations << " iterations, "
+                              << r.replacements << " replacements, relative residual " << r.relative_residual);
+            CHECK_FALSE(r.converged());
+            CHECK(r.relative_residual > o.rtol);
+            CHECK(host_relative_residual(h, hb, x.get()) < 1e-12); // x is still the best the method found
+            // The pipelined forms' recurrent denominators may also break down at rounding level.
+            const bool pipelined = method == Method::pipelined || method == Method::ghysels_vanroose;
+            CHECK((r.status == SolverStatus::stagnation || r.status == SolverStatus::max_iterations ||
+                   (pipelined && r.status == SolverStatus::breakdown)));
+            CHECK(r.replacements >= 1);
+        }
+    }
+}
+
+TEST_CASE("b and x may have any shape of the operator's size; other sizes are refused before any launch", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        // A contiguous nx x ny grid for the nx x ny stencil, as numpy users hold it.
+        const std::int64_t nx = 20 + std::int64_t(test::rng()() % 8), ny = 24;
+        const Laplacian2D<double> lap(ctx, nx, ny);
+        const HostCsr<double> h = [&] { // the same operator as a matrix, for the host reference
+            std::vector<std::int32_t> r, c;
+            std::vector<double> v;
+            for (std::int64_t j = 0; j < ny; ++j)
+                for (std::int64_t i = 0; i < nx; ++i) {
+                    const auto k = std::int32_t(j * nx + i);
+                    const auto add = [&](std::int64_t col, double val) {
+                        r.push_back(k);
+                        c.push_back(std::int32_t(col));
+                        v.push_back(val);
+                    };
+                    add(k, 4.0);
+                    if (i > 0) add(k - 1, -1.0);
+                    if (i + 1 < nx) add(k + 1, -1.0);
+                    if (j > 0) add(k - nx, -1.0);
+                    if (j + 1 < ny) add(k + nx, -1.0);
+                }
+            return from_coo<double, std::int32_t>(nx * ny, nx * ny, r, c, v);
+        }();
+        const Csr<double> csr(ctx, h);
+        const auto n = std::size_t(nx * ny);
+        const auto hb = test::random_vector<double>(n, -1.0, 1.0);
+        const Shape grid{std::size_t(ny), std::size_t(nx)};
+        const Array<double> b = to_device(ctx, hb).reshape(grid);
+        for (const Method method : methods) {
+            INFO(name(method));
+            Array<double> x = zeros<double>(ctx, grid);
+            const SolverReport r = solve(method, lap, b, x, {});
+            CHECK(r.converged());
+            CHECK(x.shape() == grid);
+            CHECK(host_relative_residual(h, hb, x.get()) <= 1e-8 * (1 + 1e-6));
+            // A column (n, 1) on the matrix, x a strided view into a larger array.
+            Array<double> big = zeros<double>(ctx, {2 * n});
+            Array<double> xs = big(slice(0, std::int64_t(2 * n), 2));
+            const SolverReport r2 = solve(method, csr, b.reshape({n, 1}), xs, {});
+            CHECK(r2.converged());
+            CHECK(host_relative_residual(h, hb, xs.get()) <= 1e-8 * (1 + 1e-6));
+            const auto all = big.get();
+            for (std::size_t i = 1; i < all.size(); i += 2)
+                REQUIRE(all[i] == 0.0); // the view's gaps untouched
+        }
+        // Sizes that differ from the operator's: refused before any launch, naming the sizes.
+        const Array<double> b_wrong = zeros<double>(ctx, {std::size_t(ny - 1), std::size_t(nx)});
+        Array<double> x_wrong = zeros<double>(ctx, {std::size_t(ny + 1), std::size_t(nx)}), none;
+        for (const Method method : methods) {
+            INFO(name(method));
+            CHECK(launches_before_refusal<ShapeError>(ctx, [&] { solve(method, lap, b_wrong, none, {}); }) == 0);
+            CHECK(launches_before_refusal<ShapeError>(ctx, [&] { solve(method, csr, b, x_wrong, {}); }) == 0);
+        }
+        CHECK_THROWS_WITH(cg(lap, b, x_wrong), Contains("x has " + std::to_string(n + std::size_t(nx))));
+    }
+}
+
+TEST_CASE("every public entry of the sparse and solver layers refuses misuse before any launch", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 6 + std::int64_t(test::rng()() % 5);
+        const auto n = std::size_t(m * m);
+        const Csr<double> a(ctx, convection_diffusion(m, 0.0));
+        const std::vector<std::int32_t> rp{0, 1, 2}, ci{0, 1};
+        const std::vector<double> v{1.0, 1.0};
+        const Csr<double> wide(ctx, 2, 3, rp, ci, v);
+        const Laplacian2D<double> lap2(ctx, m, m);
+        const Laplacian3D<double> lap3(ctx, m, m, 2);
+        const auto x = to_device(ctx, test::random_vector<double>(n, -1.0, 1.0));
+        Array<double> y = zeros<double>(ctx, {n}), short_y = zeros<double>(ctx, {n - 1}), none;
+        Array<double> partial = zeros<double>(ctx, {8}),
+                      huge_partial = zeros<double>(ctx, {(std::size_t(1) << 20) + 1});
+        const auto one = ones<double>(ctx, {1}), two = ones<double>(ctx, {2});
+        const Context other = Context::from_env();
+        const auto x_other = zeros<double>(other, {n});
+
+        // The products.
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { spmv(a, x, short_y); }) == 0);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { spmv(a, x, short_y, one, one); }) == 0);
+        CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] { spmv(a, x, y, two, one); }) == 0);
+        CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] { spmv(a, x, y, one, none); }) == 0);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { a.apply(x, short_y); }) == 0);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { a.apply(2.0, short_y, 1.0, y); }) == 0);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { a.apply_dot(x, short_y, partial); }) == 0);
+        CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] {
+                  Array<double> yy = x;
+                  spmv(a, x, yy);
+              }) == 0);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { lap2.apply(x, short_y); }) == 0);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { lap3.apply(x, y); }) == 0);
+        CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] { lap2.apply_dot(x, y, huge_partial); }) == 0);
+        CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] { lap2.apply_dot(x, y, none); }) == 0);
+        if (!(other == ctx)) CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] { spmv(a, x_other, y); }) == 0);
+
+        // The preconditioners.
+        CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] { Jacobi<double> j(zeros<double>(ctx, {n})); }) == 0);
+        const Jacobi<double> jac(a);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { jac.apply(x, short_y); }) == 0);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { Chebyshev<double> c(ctx, wide); }) == 0);
+        ChebyshevOptions bad;
+        bad.degree = 0;
+        CHECK(launches_before_refusal<InvalidArgument>(ctx, [&] { Chebyshev<double> c(ctx, a, bad); }) == 0);
+        const Chebyshev<double> cheb(ctx, a);
+        CHECK(launches_before_refusal<ShapeError>(ctx, [&] { cheb.apply(x, short_y); }) == 0);
+
+        // The solvers: every check of prepare() and the symmetry check.
+        const auto b = to_device(ctx, test::random_vector<double>(n, -1.0, 1.0));
+        Array<double> xs;
+        for (const Method method : methods) {
+            INFO(name(method));
+            const auto refused = [&]<class E>(E, const auto& op, const Array<double>& bb, Array<double>& xx,
+                                              const SolverOptions<double>& o) {
+                return launches_before_refusal<E>(ctx, [&] { solve(method, op, bb, xx, o); });
+            };
+            SolverOptions<double> o;
+            CHECK(refused(ShapeError(""), wide, two, xs, o) == 0);
+            CHECK(refused(InvalidArgument(""), a, none, xs, o) == 0);
+            CHECK(refused(ShapeError(""), a, short_y, xs, o) == 0);
+            CHECK(refused(ShapeError(""), a, b, short_y, o) == 0);
+            Array<double> aliased = b;
+            CHECK(refused(InvalidArgument(""), a, b, aliased, o) == 0);
+            o.rtol = -1;
+            CHECK(refused(InvalidArgument(""), a, b, xs, o) == 0);
+            o = {};
+            o.max_iterations = -1;
+            CHECK(refused(InvalidArgument(""), a, b, xs, o) == 0);
+            o = {};
+            o.ring_depth = 0;
+            CHECK(refused(InvalidArgument(""), a, b, xs, o) == 0);
+            o = {};
+            o.replacement_interval = -2;
+            CHECK(refused(InvalidArgument(""), a, b, xs, o) == 0);
+            o = {};
+            o.preconditioner = Jacobi<double>(ones<double>(ctx, {n + 1}));
+            CHECK(refused(ShapeError(""), a, b, xs, o) == 0);
+            if (!(other == ctx)) {
+                Array<double> xo = zeros<double>(other, {n});
+                CHECK(refused(InvalidArgument(""), a, b, xo, {}) == 0);
+            }
+        }
+    }
+}
+
+namespace {
+// An operator that throws on its k-th product (after k - 1 products were enqueued).
+struct FailingOperator {
+    const Csr<double>* a;
+    std::int64_t fail_at;
+    mutable std::int64_t calls = 0;
+    std::int64_t rows() const { return a->rows(); }
+    std::int64_t cols() const { return a->cols(); }
+    void apply(const Array<double>& x, Array<double>& y) const { apply(1.0, x, 0.0, y); }
+    void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const {
+        if (++calls == fail_at) throw std::runtime_error("the operator failed");
+        a->apply(alpha, x, beta, y);
+    }
+};
+} // namespace
+
+TEST_CASE("an exception mid-solve reaches the caller and leaves the context usable", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 20 + std::int64_t(test::rng()() % 8);
+        const HostCsr<double> h = convection_diffusion(m, 0.0);
+        const Csr<double> a(ctx, h);
+        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
+        const auto b = to_device(ctx, hb);
+        for (const Method method : methods) {
+            INFO(name(method));
+            // The callback throws at its k-th call while copies into the ring are in flight
+            // (a check every iteration, four in flight).
+            for (const int k : {1, 2, 7}) {
+                INFO("the progress callback throws at call " << k);
+                SolverOptions<double> o;
+                o.check_interval = 1;
+                o.ring_depth = 4;
+                int calls = 0;
+                o.progress = [&](std::int64_t, double) {
+                    if (++calls == k) throw std::runtime_error("stop here");
+                };
+                Array<double> x;
+                CHECK_THROWS_WITH(solve(method, a, b, x, o), "stop here");
+                CHECK(calls == k);
+            }
+            // The operator throws after some of its products were enqueued.
+            for (const std::int64_t k : {1, 2, 15}) {
+                INFO("the operator throws at product " << k);
+                const FailingOperator failing{&a, k};
+                Array<double> x;
+                CHECK_THROWS_WITH(solve(method, failing, b, x, {}), "the operator failed");
+            }
+            // The next solve on the same context is whole.
+            Array<double> x;
+            const SolverReport r = solve(method, a, b, x, {});
+            CHECK(r.converged());
+            CHECK(host_relative_residual(h, hb, x.get()) <= 1e-8 * (1 + 1e-6));
+        }
     }
 }

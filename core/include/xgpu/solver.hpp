@@ -16,9 +16,17 @@
 // buffer; the host polls those copies' events without blocking while it keeps enqueueing, and
 // stops enqueueing once one shows the flag (at most ring_depth * check_interval iterations ahead).
 //
-// Failures are statuses in the report (breakdown with its iteration, NaN or infinity, the
-// iteration limit); misuse (a non-square operator, mismatched sizes, bad options) throws
-// ShapeError or InvalidArgument before any work. A zero right-hand side gives x = 0 at once.
+// `converged` is a claim about the returned x: the solver recomputes r = b - A x with the operator
+// and the array layer in T (one product and one norm) and reports converged only where
+// |r| <= max(rtol |b|, atol). The residual a method updates by recurrence drifts from b - A x on
+// ill-conditioned systems (pipelined CG most); where the device's residual met the tolerance and
+// the true one does not, the solve starts again from x (every recurrence recomputed from its
+// definition) until the true residual meets it, iterations run out, or it stops falling
+// (stagnation). Failures are statuses in the report (breakdown with its iteration, NaN or
+// infinity, the iteration limit, stagnation); misuse (a non-square operator, mismatched sizes, bad
+// options) throws ShapeError or InvalidArgument before any work. b and x may have any shape whose
+// size is the operator's rows (a contiguous nx x ny grid for a 2-D stencil); x keeps its shape. A
+// zero right-hand side gives x = 0 at once.
 #pragma once
 
 #include <concepts>
@@ -37,10 +45,14 @@
 namespace xgpu {
 
 enum class SolverStatus {
-    converged,      // the residual met max(rtol * |b|, atol)
-    max_iterations, // the limit came first
-    breakdown,      // a division by zero or a non-positive p.Ap (CG) / rho = 0 (BiCGStab)
-    nan,            // NaN or infinity in the residual or a scalar
+    converged,      // the true residual |b - A x| of the returned x meets max(rtol * |b|, atol)
+    max_iterations, // the limit came first (x is the last iterate; report.residual says how far)
+    breakdown,      // a denominator of the method was exactly zero, negative where the method needs
+                    // it positive (CG: p.Ap <= 0 or r.z <= 0, A or M not positive definite), or
+                    // BiCGStab's rho, rhat.v, t.t or t.s exactly zero
+    nan,            // NaN or infinity in b, the residual or a scalar
+    stagnation,     // the device's residual met the tolerance, the true one did not, and replacing
+                    // the residual (starting again from x) no longer lowered the true one
 };
 const char* name(SolverStatus s);
 
@@ -65,8 +77,11 @@ struct SolverReport {
     std::int64_t iterations = 0;        // the iterate returned in x is after this many iterations
     std::int64_t status_iteration = -1; // where breakdown or NaN appeared (or convergence); -1 if none
     double rhs_norm = 0;                // |b|
-    double residual = 0;                // |b - A x|, recomputed at the end from x
+    double residual = 0;                // |b - A x|, recomputed at the end from x (see converged)
     double relative_residual = 0;       // residual / |b| (0 for b = 0)
+    // Times the device's residual met the tolerance while the true residual did not, so that the
+    // solve started again from x with every recurrence recomputed (residual replacement).
+    std::int64_t replacements = 0;
     // (iteration, |r| / |b| of the solver's own residual) at every checked iteration, and at the end.
     std::vector<std::pair<std::int64_t, double>> history;
     double seconds = 0; // the iterations, from the first enqueue to the last completion
@@ -180,7 +195,8 @@ public:
     template <LinearOperator<T> Op>
     Chebyshev(const Context& ctx, const Op& a, const ChebyshevOptions& o = {})
         : Chebyshev(
-              ctx, a.rows(), [p = std::make_shared<Op>(a)](const Array<T>& x, Array<T>& y) { p->apply(x, y); }, o) {}
+              ctx, square_rows(a.rows(), a.cols()),
+              [p = std::make_shared<Op>(a)](const Array<T>& x, Array<T>& y) { p->apply(x, y); }, o) {}
     Chebyshev(const Context& ctx, std::int64_t n, std::function<void(const Array<T>&, Array<T>&)> a,
               const ChebyshevOptions& o);
 
@@ -192,6 +208,13 @@ public:
     double lmin() const { return lmin_; }
 
 private:
+    static std::int64_t square_rows(std::int64_t rows, std::int64_t cols) {
+        if (rows != cols)
+            throw ShapeError("xgpu: Chebyshev: the operator is " + std::to_string(rows) + "x" + std::to_string(cols) +
+                             ": it must be square");
+        return rows;
+    }
+
     Context ctx_;
     std::int64_t n_;
     std::function<void(const Array<T>&, Array<T>&)> a_;

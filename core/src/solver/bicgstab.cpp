@@ -26,33 +26,34 @@ SolverReport bicgstab(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, c
     const auto& M = o.preconditioner;
     const auto buf = [](const Array<T>& a) { return a.buffer(); };
 
-    a.apply(p.x, t);
-    s.launch("xgpu_bicgstab_init", s.partial(0), buf(p.b), buf(t), buf(r), buf(rhat));
-    s.gather(0, 3, Slot::beta, Slot::rr, Slot::bb);
-    if (!settled(s.read(), p, o, rep)) {
+    Method<T> m;
+    m.scratch = t;
+    m.lag = 1;
+    m.start = [&] {
+        a.apply(p.x, t);
+        s.launch("xgpu_bicgstab_init", s.partial(0), buf(p.b), buf(t), buf(r), buf(rhat));
+        s.gather(0, 3, Slot::beta, Slot::rr, Slot::bb);
+    };
+    m.step = [&](std::int64_t it) {
         const T thr = T(threshold(o, rep.rhs_norm));
-        iterate<T>(
-            s, o, p.max_iterations, rep.rhs_norm, 1,
-            [&](std::int64_t it) {
-                s.launch("xgpu_bicgstab_direction", s.partial(0), buf(r), buf(d), buf(v), buf(phat), dinv, thr, it);
-                if (kind == Precond::external) M.apply(d, phat);
-                a.apply(phat, v);
-                s.launch("xgpu_krylov_dot", s.partial(1), std::uint64_t(0), buf(rhat), std::uint64_t(0), buf(v),
-                         std::uint64_t(0));
-                s.launch("xgpu_bicgstab_half", s.partial(1), buf(r), buf(v), buf(sv), buf(shat), dinv, it);
-                if (kind == Precond::external) M.apply(sv, shat);
-                a.apply(shat, t);
-                s.launch("xgpu_bicgstab_dots", s.partial(2), buf(t), buf(sv));
-                s.launch("xgpu_bicgstab_step", s.partial(2), s.partial(0), buf(p.x), buf(r), buf(rhat), buf(phat),
-                         buf(shat), buf(sv), buf(t), thr, it);
-            },
-            rep);
-    }
+        s.launch("xgpu_bicgstab_direction", s.partial(0), buf(r), buf(d), buf(v), buf(phat), dinv, thr, it);
+        if (kind == Precond::external) M.apply(d, phat);
+        a.apply(phat, v);
+        s.launch("xgpu_krylov_dot", s.partial(1), std::uint64_t(0), buf(rhat), std::uint64_t(0), buf(v),
+                 std::uint64_t(0));
+        s.launch("xgpu_bicgstab_half", s.partial(1), buf(r), buf(v), buf(sv), buf(shat), dinv, it);
+        if (kind == Precond::external) M.apply(sv, shat);
+        a.apply(shat, t);
+        s.launch("xgpu_bicgstab_dots", s.partial(2), buf(t), buf(sv));
+        s.launch("xgpu_bicgstab_step", s.partial(2), s.partial(0), buf(p.x), buf(r), buf(rhat), buf(phat), buf(shat),
+                 buf(sv), buf(t), thr, it);
+    };
+    run(s, a, p, x, o, m, rep);
     // Counted per iteration: direction (r, p, v read; p written), rhat.v (2), half (r, v read; s
     // written), t.s (2), step (x, p, s, t, rhat read; x, r written); with Jacobi also the inverse
     // diagonal twice, phat and shat written and read once more each.
     const double vectors = kind == Precond::jacobi ? 24 : 18;
-    finish(a, p, x, t, o, vectors * double(n) * sizeof(T), rep);
+    count_traffic(a, vectors * double(n) * sizeof(T), rep);
     return rep;
 }
 

@@ -52,46 +52,45 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
     const Buffer &xb = p.x.buffer(), &wsb = ws.buffer();
 
-    a.apply(p.x, q);
-    s.launch("xgpu_cg_init", s.partial(0), p.b.buffer(), wsb, q_o, r_o, z_o, d_o, dinv);
-    if (kind == Precond::external) { // z = M r, d = z, r.z in row 0
-        o.preconditioner.apply(r, z);
-        d.assign(z);
-        s.launch("xgpu_krylov_dot", s.partial(0), std::uint64_t(0), wsb, r_o, wsb, z_o);
-    }
-    s.gather(0, 3, Slot::rho, Slot::rr, Slot::bb);
-    if (!settled(s.read(), p, o, rep)) {
-        const T thr = T(threshold(o, rep.rhs_norm));
-        bool fused = fuse_dots(a, o);
-        Array<T> pq = ws.block_row(0, 0);
-        iterate<T>(
-            s, o, p.max_iterations, rep.rhs_norm, 0,
-            [&](std::int64_t it) {
-                // q = A p, then p.q, unless the operator fuses them (it may decline: then never
-                // again, unless the trial changes the operator's form).
-                if (trial.before(it)) fused = fuse_dots(a, o);
-                fused = fused && a.apply_dot(d, q, pq);
-                rep.fused_dot = fused;
-                if (!fused) {
-                    a.apply(d, q);
-                    s.launch("xgpu_krylov_dot", wsb, pq_o, wsb, d_o, wsb, q_o);
-                }
-                trial.after(it);
-                s.launch("xgpu_cg_update", wsb, pq_o, rz_o, xb, r_o, d_o, q_o, z_o, dinv, it);
-                if (kind == Precond::external) {
-                    o.preconditioner.apply(r, z);
-                    s.launch("xgpu_krylov_dot", wsb, rz_o, wsb, r_o, wsb, z_o);
-                }
-                s.launch("xgpu_cg_direction", wsb, rz_o, d_o, z_o, thr, it);
-            },
-            rep);
-    }
+    bool fused = fuse_dots(a, o);
+    Array<T> pq = ws.block_row(0, 0);
+    Method<T> m;
+    m.scratch = q;
+    m.start = [&] {
+        a.apply(p.x, q);
+        s.launch("xgpu_cg_init", s.partial(0), p.b.buffer(), wsb, q_o, r_o, z_o, d_o, dinv);
+        if (kind == Precond::external) { // z = M r, d = z, r.z in row 0
+            o.preconditioner.apply(r, z);
+            d.assign(z);
+            s.launch("xgpu_krylov_dot", s.partial(0), std::uint64_t(0), wsb, r_o, wsb, z_o);
+        }
+        s.gather(0, 3, Slot::rho, Slot::rr, Slot::bb);
+    };
+    m.step = [&](std::int64_t it) {
+        // q = A p, then p.q, unless the operator fuses them (it may decline: then never again,
+        // unless the trial changes the operator's form).
+        if (trial.before(it)) fused = fuse_dots(a, o);
+        fused = fused && a.apply_dot(d, q, pq);
+        rep.fused_dot = fused;
+        if (!fused) {
+            a.apply(d, q);
+            s.launch("xgpu_krylov_dot", wsb, pq_o, wsb, d_o, wsb, q_o);
+        }
+        trial.after(it);
+        s.launch("xgpu_cg_update", wsb, pq_o, rz_o, xb, r_o, d_o, q_o, z_o, dinv, it);
+        if (kind == Precond::external) {
+            o.preconditioner.apply(r, z);
+            s.launch("xgpu_krylov_dot", wsb, rz_o, wsb, r_o, wsb, z_o);
+        }
+        s.launch("xgpu_cg_direction", wsb, rz_o, d_o, z_o, T(threshold(o, rep.rhs_norm)), it);
+    };
+    run(s, a, p, x, o, m, rep);
     // Counted per iteration: p.q (2 vectors, none where the operator fuses it into its product),
     // the update (x, p, r, q read; x, r written; with Jacobi the inverse diagonal read and z
     // written), the direction (z or r, p read; p written).
     const double vectors = (kind == Precond::jacobi ? 13 : 11) - (rep.fused_dot ? 2 : 0);
     trial.report(rep);
-    finish(a, p, x, q, o, vectors * double(n) * sizeof(T), rep);
+    count_traffic(a, vectors * double(n) * sizeof(T), rep);
     return rep;
 }
 
@@ -115,44 +114,47 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
     const Buffer& wsb = ws.buffer();
 
-    a.apply(p.x, w);
-    s.launch("xgpu_pipecg_residual", s.partial(1), p.b.buffer(), wsb, w_o, wsb, r_o, wsb, u_o, dinv);
-    if (kind == Precond::external) o.preconditioner.apply(r, u);
-    s.gather(1, 2, Slot::rr, Slot::bb);
-    if (!settled(s.read(), p, o, rep)) {
-        const T thr = T(threshold(o, rep.rhs_norm));
+    // The update writes r.u and r.r; w.u comes with w = A u where the operator fuses it (not after
+    // an external preconditioner, whose u the update does not know yet).
+    bool fused = fuse_dots(a, o) && kind != Precond::external;
+    const Array<T> wu[2] = {ws.block_row(0, 1), ws.block_row(1, 1)};
+    Method<T> m;
+    m.scratch = w;
+    m.lag = 1;
+    m.recurrent_breakdown = true;
+    m.start = [&] {
+        a.apply(p.x, w);
+        s.launch("xgpu_pipecg_residual", s.partial(1), p.b.buffer(), wsb, w_o, wsb, r_o, wsb, u_o, dinv);
+        if (kind == Precond::external) o.preconditioner.apply(r, u);
+        s.gather(1, 2, Slot::rr, Slot::bb);
+    };
+    m.prime = [&] {
         a.apply(u, w);
         s.launch("xgpu_cgcg_dots", wsb, block(0), r_o, u_o, w_o);
-        // The update writes r.u and r.r; w.u comes with w = A u where the operator fuses it (not
-        // after an external preconditioner, whose u the update does not know yet).
-        bool fused = fuse_dots(a, o) && kind != Precond::external;
-        const Array<T> wu[2] = {ws.block_row(0, 1), ws.block_row(1, 1)};
-        iterate<T>(
-            s, o, p.max_iterations, rep.rhs_norm, 1,
-            [&](std::int64_t it) {
-                const int in = int((it + 1) & 1), out = int(it & 1);
-                s.launch("xgpu_cgcg_update", wsb, block(in), block(out), p.x.buffer(), r_o, u_o, w_o, sv_o, d_o, dinv,
-                         thr, it);
-                if (kind == Precond::external) o.preconditioner.apply(r, u);
-                Array<T> row = wu[out];
-                if (trial.before(it)) fused = fuse_dots(a, o) && kind != Precond::external;
-                fused = fused && a.apply_dot(u, w, row);
-                rep.fused_dot = fused;
-                if (!fused) {
-                    a.apply(u, w);
-                    s.launch("xgpu_cgcg_dots", wsb, block(out), r_o, u_o, w_o);
-                }
-                trial.after(it);
-            },
-            rep);
-    }
+    };
+    m.step = [&](std::int64_t it) {
+        const int in = int((it + 1) & 1), out = int(it & 1);
+        s.launch("xgpu_cgcg_update", wsb, block(in), block(out), p.x.buffer(), r_o, u_o, w_o, sv_o, d_o, dinv,
+                 T(threshold(o, rep.rhs_norm)), it);
+        if (kind == Precond::external) o.preconditioner.apply(r, u);
+        Array<T> row = wu[out];
+        if (trial.before(it)) fused = fuse_dots(a, o) && kind != Precond::external;
+        fused = fused && a.apply_dot(u, w, row);
+        rep.fused_dot = fused;
+        if (!fused) {
+            a.apply(u, w);
+            s.launch("xgpu_cgcg_dots", wsb, block(out), r_o, u_o, w_o);
+        }
+        trial.after(it);
+    };
+    run(s, a, p, x, o, m, rep);
     // Counted per iteration: the update reads u (or r), p, w, s, x, r and writes p, s, x, r (with
     // Jacobi it also reads the inverse diagonal and writes u); the dot products, unless fused into
     // the product, read r, w (and u).
     const double vectors =
         (kind == Precond::jacobi ? 14 : 11) - (rep.fused_dot ? (kind == Precond::jacobi ? 3 : 2) : 0);
     trial.report(rep);
-    finish(a, p, x, w, o, vectors * double(n) * sizeof(T), rep);
+    count_traffic(a, vectors * double(n) * sizeof(T), rep);
     return rep;
 }
 
@@ -187,39 +189,42 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
         s.launch("xgpu_pipecg_dots", s.partial(parity), buf(r), buf(u), buf(w), buf(m), dinv);
         if (kind == Precond::external) M.apply(w, m);
     };
-    residuals();
-    s.gather(2, 2, Slot::rr, Slot::bb);
-    if (!settled(s.read(), p, o, rep)) {
+    const int mrep = o.replacement_interval;
+    Method<T> method;
+    method.scratch = nv;
+    method.lag = 1;
+    method.recurrent_breakdown = true;
+    method.start = [&] {
+        residuals();
+        s.gather(2, 2, Slot::rr, Slot::bb);
+    };
+    method.prime = [&] {
         a.apply(u, w);
         dots(1);
-        const T thr = T(threshold(o, rep.rhs_norm));
-        const int mrep = o.replacement_interval;
-        iterate<T>(
-            s, o, p.max_iterations, rep.rhs_norm, 1,
-            [&](std::int64_t it) {
-                trial.before(it);
-                a.apply(m, nv);
-                trial.after(it);
-                s.launch("xgpu_pipecg_update", s.partial(int(it & 1)), s.partial(int((it + 1) & 1)), buf(p.x), buf(r),
-                         buf(u), buf(w), buf(m), buf(nv), buf(z), buf(q), buf(sv), buf(d), dinv, thr, it);
-                if (kind == Precond::external) M.apply(w, m);
-                if (mrep > 0 && it % mrep == 0) { // residual replacement: every recurrence from its definition
-                    residuals();
-                    a.apply(u, w);
-                    a.apply(d, sv);
-                    if (kind == Precond::jacobi) s.launch("xgpu_pipecg_precond", buf(sv), buf(q), dinv);
-                    if (kind == Precond::external) M.apply(sv, q);
-                    a.apply(q, z);
-                    dots(int((it + 1) & 1));
-                }
-            },
-            rep);
-    }
+    };
+    method.step = [&](std::int64_t it) {
+        trial.before(it);
+        a.apply(m, nv);
+        trial.after(it);
+        s.launch("xgpu_pipecg_update", s.partial(int(it & 1)), s.partial(int((it + 1) & 1)), buf(p.x), buf(r), buf(u),
+                 buf(w), buf(m), buf(nv), buf(z), buf(q), buf(sv), buf(d), dinv, T(threshold(o, rep.rhs_norm)), it);
+        if (kind == Precond::external) M.apply(w, m);
+        if (mrep > 0 && it % mrep == 0) { // residual replacement: every recurrence from its definition
+            residuals();
+            a.apply(u, w);
+            a.apply(d, sv);
+            if (kind == Precond::jacobi) s.launch("xgpu_pipecg_precond", buf(sv), buf(q), dinv);
+            if (kind == Precond::external) M.apply(sv, q);
+            a.apply(q, z);
+            dots(int((it + 1) & 1));
+        }
+    };
+    run(s, a, p, x, o, method, rep);
     // Counted per iteration: the update reads n, z, w, s, r, p, x and writes z, s, p, x, r, w; with
     // Jacobi it also reads m, q, u and the inverse diagonal and writes q, u, m.
     const double vectors = kind == Precond::jacobi ? 20 : 13;
     trial.report(rep);
-    finish(a, p, x, nv, o, vectors * double(n) * sizeof(T), rep);
+    count_traffic(a, vectors * double(n) * sizeof(T), rep);
     return rep;
 }
 

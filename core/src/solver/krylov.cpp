@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -120,22 +122,38 @@ Prepared<T> prepare(const char* method, const OperatorRef<T>& a, const Array<T>&
 
     Prepared<T> p;
     const auto plain = [](const Array<T>& v) { return v.is_contiguous() && v.offset() == 0; };
-    p.b = plain(b) ? b : b.copy();
+    // Vectors of n values whatever the caller's shapes (x keeps its own).
+    p.b = (plain(b) ? b : b.copy()).ravel();
     p.copy_back = !x.empty() && !plain(x);
-    p.x = x.empty() ? zeros<T>(b.context(), {b.size()}) : p.copy_back ? x.copy() : x.ravel();
+    p.x = x.empty() ? zeros<T>(b.context(), {b.size()}) : (p.copy_back ? x.copy() : x).ravel();
     p.max_iterations = o.max_iterations ? o.max_iterations : std::max<std::int64_t>(100, 10 * a.rows);
     return p;
 }
 
+namespace {
+
+// What one run of the iteration loop did.
+struct Pass {
+    std::int64_t enqueued = 0;  // iterations enqueued
+    std::uint64_t launches = 0; // kernel launches meanwhile (the solver's and the operator's)
+    double seconds = 0;         // from the first enqueue to the last completion
+};
+
+// The iteration loop: step(it) enqueues iteration it (1, 2, ...) until the device flags a status,
+// the host sees it at a check, or `base + it` reaches max_iterations (base: the iterations of the
+// passes before this one, which the report counts on from). Sets the report's status and
+// iterations (as the device claims them: run() checks a claimed convergence) and adds to its
+// history.
 template <class T>
-void iterate(const Solve<T>& s, const SolverOptions<T>& o, std::int64_t max_iterations, double bnorm, int lag,
-             const std::function<void(std::int64_t)>& step, SolverReport& report) {
+Pass iterate(const Solve<T>& s, const SolverOptions<T>& o, std::int64_t base, std::int64_t max_iterations, double bnorm,
+             const Method<T>& m, SolverReport& report) {
     const std::size_t bytes = s.state_bytes();
     const HostBuffer ring = s.context().alloc_host(bytes * std::size_t(o.ring_depth));
+    const Drain drain(s.queue()); // the ring outlives the copies into it, whatever throws
     struct Pending {
         Event done;
         std::size_t slot;
-        std::int64_t it;
+        std::int64_t it; // counted from the solve's start
     };
     std::deque<Pending> pending;
     std::size_t next = 0;
@@ -143,79 +161,157 @@ void iterate(const Solve<T>& s, const SolverOptions<T>& o, std::int64_t max_iter
     // Reads a completed check: its residual into the history and the progress callback.
     const auto take = [&](const Pending& e) {
         const auto* snap = reinterpret_cast<const Snapshot<T>*>(static_cast<const char*>(ring.data()) + e.slot * bytes);
-        const std::int64_t at = snap->code() == running ? e.it - lag : snap->flag[iteration];
+        const std::int64_t at = snap->code() == running ? e.it - m.lag : base + snap->flag[iteration];
         const double rel = std::sqrt(double(snap->slot[rr])) / bnorm;
+        if (snap->code() != running) stop = true;
         if (report.history.empty() || report.history.back().first != at) report.history.emplace_back(at, rel);
         if (o.progress) o.progress(at, rel);
-        if (snap->code() != running) stop = true;
     };
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t launches = s.context().launch_count();
     std::int64_t it = 1;
-    for (; it <= max_iterations && !stop; ++it) {
-        step(it);
-        if (it % o.check_interval == 0 || it == max_iterations) {
+    for (; base + it <= max_iterations && !stop; ++it) {
+        m.step(it);
+        if ((base + it) % o.check_interval == 0 || base + it == max_iterations) {
             Event e = s.queue().read_async(s.state(), static_cast<char*>(ring.data()) + next * bytes, bytes);
-            pending.push_back({e, next, it});
+            pending.push_back({e, next, base + it});
             next = (next + 1) % std::size_t(o.ring_depth);
         }
         // Polled every iteration, not only at checks: on OpenCL the poll flushes the queue, and
-        // NVIDIA's driver starts queued work only then (H200, 2-D Poisson 256^2, 2026-12-02: polling
-        // every 10th iteration took pipelined CG from 22.1 to 25.3-40.6 us an iteration).
+        // NVIDIA's driver starts queued work only then (bench/array_bench.cpp --latency shows the
+        // cost of a launch that waits; pipelined CG on a small system slows by up to 2x without).
         while (!pending.empty() && pending.front().done.is_complete()) {
-            take(pending.front());
+            const Pending e = pending.front();
             pending.pop_front();
+            take(e);
         }
         if (!stop && pending.size() == std::size_t(o.ring_depth)) { // the ring is full: wait for its oldest
             pending.front().done.wait();
-            take(pending.front());
+            const Pending e = pending.front();
             pending.pop_front();
+            take(e);
         }
     }
     s.queue().finish();
-    for (const auto& e : pending)
+    while (!pending.empty()) {
+        const Pending e = pending.front();
+        pending.pop_front();
         take(e);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    Pass pass;
+    pass.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    pass.enqueued = it - 1;
+    pass.launches = s.context().launch_count() - launches;
     const Snapshot<T> end = s.read();
-    report.seconds = seconds;
-    const std::int64_t enqueued = it - 1;
-    if (enqueued > 0) report.launches_per_iteration = double(s.context().launch_count() - launches) / double(enqueued);
     switch (end.code()) {
     case converged:
         report.status = SolverStatus::converged;
-        report.iterations = end.flag[iteration];
+        report.iterations = base + end.flag[iteration];
         break;
     case breakdown:
         report.status = SolverStatus::breakdown;
-        report.iterations = end.flag[iteration] - 1;
+        report.iterations = base + end.flag[iteration] - 1;
         break;
     case nan:
         report.status = SolverStatus::nan;
-        report.iterations = end.flag[iteration];
+        report.iterations = base + end.flag[iteration];
         break;
-    default: report.status = SolverStatus::max_iterations; report.iterations = enqueued;
+    default: report.status = SolverStatus::max_iterations; report.iterations = base + pass.enqueued;
     }
-    if (end.code() != running) report.status_iteration = end.flag[iteration];
-    report.ms_per_iteration = report.iterations ? 1e3 * seconds / double(report.iterations) : 0;
+    report.status_iteration = end.code() != running ? base + end.flag[iteration] : -1;
+    return pass;
+}
+
+// |b - A x| for the solve's x, in the solver's precision (t: scratch for A x).
+template <class T> double true_residual(const OperatorRef<T>& a, const Prepared<T>& p, Array<T>& t) {
+    a.apply(p.x, t);
+    return double(norm(p.b - t).get());
+}
+
+} // namespace
+
+template <class T> void Solve<T>::reset() const {
+    queue_.fill(state_, std::uint8_t(0));
 }
 
 template <class T>
-void finish(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, Array<T>& t, const SolverOptions<T>& o,
-            double vector_bytes, SolverReport& report) {
-    a.apply(p.x, t);
-    const double res = double(norm(p.b - t).get());
-    report.residual = res;
-    report.relative_residual = report.rhs_norm > 0 ? res / report.rhs_norm : 0;
-    if (report.status == SolverStatus::max_iterations && res * res <= threshold(o, report.rhs_norm))
+void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o,
+         Method<T>& m, SolverReport& report) {
+    const Drain drain(s.queue()); // the solver's vectors outlive the work queued on them
+    m.start();
+    Snapshot<T> st = s.read();
+    const double b2 = double(st.slot[bb]);
+    report.rhs_norm = std::sqrt(b2);
+    report.history.clear();
+    if (b2 == 0) { // x = 0 is the answer, exactly
+        p.x.fill(T(0));
+        report.status = SolverStatus::converged;
+        report.status_iteration = 0;
+    }
+    const double thr = threshold(o, report.rhs_norm);
+    std::optional<double> residual; // |b - A x| for the x that p.x holds now
+    std::int64_t launches = 0, enqueued = 0;
+    double last = std::numeric_limits<double>::infinity(); // the true residual at the last replacement
+    while (b2 != 0) {
+        // st: the state after a start, its residual b - A x computed from x.
+        const double r2 = double(st.slot[rr]);
+        if (!std::isfinite(b2) || !std::isfinite(r2)) {
+            report.status = SolverStatus::nan;
+            report.status_iteration = report.iterations;
+            break;
+        }
+        if (report.history.empty() || report.history.back().first != report.iterations)
+            report.history.emplace_back(report.iterations, std::sqrt(r2 / b2));
+        if (r2 > thr && report.iterations < p.max_iterations) {
+            if (m.prime) m.prime();
+            const Pass pass = iterate(s, o, report.iterations, p.max_iterations, report.rhs_norm, m, report);
+            report.seconds += pass.seconds;
+            launches += std::int64_t(pass.launches);
+            enqueued += pass.enqueued;
+        } else {
+            report.status = r2 > thr ? SolverStatus::max_iterations : SolverStatus::converged;
+            report.status_iteration = r2 > thr ? -1 : report.iterations;
+        }
+        const bool claimed = report.status == SolverStatus::converged;
+        if (!claimed && !(report.status == SolverStatus::breakdown && m.recurrent_breakdown)) break;
+        // The device's residual met the tolerance (or a denominator it derives by recurrence
+        // turned non-positive): the true residual decides.
+        residual = true_residual(a, p, m.scratch);
+        if (*residual * *residual <= thr) {
+            report.status = SolverStatus::converged;
+            report.status_iteration = report.iterations;
+            break;
+        }
+        // The recurrences drifted from b - A x. Replace them, unless that no longer helps.
+        if (!(*residual < last)) {
+            if (claimed) report.status = SolverStatus::stagnation; // else a breakdown that persists
+            break;
+        }
+        if (report.iterations >= p.max_iterations) {
+            report.status = SolverStatus::max_iterations;
+            report.status_iteration = -1;
+            break;
+        }
+        last = *residual;
+        ++report.replacements;
+        residual.reset();
+        s.reset();
+        m.start();
+        st = s.read();
+    }
+    if (enqueued > 0) report.launches_per_iteration = double(launches) / double(enqueued);
+    report.ms_per_iteration = report.iterations ? 1e3 * report.seconds / double(report.iterations) : 0;
+    if (!residual) residual = true_residual(a, p, m.scratch);
+    report.residual = *residual;
+    report.relative_residual = report.rhs_norm > 0 ? report.residual / report.rhs_norm : 0;
+    // Where the iterations ran out (or broke down) with an x that meets the tolerance after all.
+    if (report.status == SolverStatus::max_iterations && report.residual * report.residual <= thr)
         report.status = SolverStatus::converged;
     report.history.emplace_back(report.iterations, report.relative_residual);
     if (p.copy_back)
         x.assign(p.x.reshape(x.shape()));
     else if (x.empty())
         x = p.x;
-    report.bytes_per_iteration = a.bytes > 0 ? a.bytes + vector_bytes : 0;
-    if (report.bytes_per_iteration > 0 && report.seconds > 0 && report.iterations > 0)
-        report.gbps = report.bytes_per_iteration * double(report.iterations) / report.seconds * 1e-9;
 }
 
 template <class T>
@@ -229,7 +325,7 @@ FormTrial<T>::FormTrial(const OperatorRef<T>& a, const Queue& q, const SolverOpt
 
 template <class T> bool FormTrial<T>::before(std::int64_t it) {
     const std::int64_t n = per_ * std::int64_t(events_.size());
-    if (per_ > 0 && it <= n) {
+    if (per_ > 0 && !decided_ && it <= n) {
         const auto form = std::size_t((it - 1) / per_);
         if (form != current_ || it == 1) {
             a_->use_form(form);
@@ -245,9 +341,10 @@ template <class T> bool FormTrial<T>::before(std::int64_t it) {
 
 template <class T> void FormTrial<T>::after(std::int64_t it) {
     const std::int64_t n = per_ * std::int64_t(events_.size());
-    if (per_ == 0 || it > n) return;
+    if (per_ == 0 || decided_ || it > n) return;
     events_[current_].emplace_back(start_, q_.marker());
     if (it < n) return;
+    decided_ = true;
     events_.back().back().second.wait();
     for (auto& e : events_) {
         std::vector<double> t;
@@ -277,10 +374,8 @@ template <class T> void FormTrial<T>::report(SolverReport& rep) const {
     template class FormTrial<T>;                                                                                       \
     template Prepared<T> prepare(const char*, const OperatorRef<T>&, const Array<T>&, Array<T>&,                       \
                                  const SolverOptions<T>&);                                                             \
-    template void iterate(const Solve<T>&, const SolverOptions<T>&, std::int64_t, double, int,                         \
-                          const std::function<void(std::int64_t)>&, SolverReport&);                                    \
-    template void finish(const OperatorRef<T>&, Prepared<T>&, Array<T>&, Array<T>&, const SolverOptions<T>&, double,   \
-                         SolverReport&);
+    template void run(const Solve<T>&, const OperatorRef<T>&, Prepared<T>&, Array<T>&, const SolverOptions<T>&,        \
+                      Method<T>&, SolverReport&);
 XGPU_KRYLOV_INSTANTIATE(float)
 XGPU_KRYLOV_INSTANTIATE(double)
 
@@ -293,6 +388,7 @@ const char* name(SolverStatus s) {
     case SolverStatus::max_iterations: return "max_iterations";
     case SolverStatus::breakdown: return "breakdown";
     case SolverStatus::nan: return "nan";
+    case SolverStatus::stagnation: return "stagnation";
     }
     return "unknown";
 }

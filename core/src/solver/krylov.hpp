@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,8 @@ public:
     const Buffer& dummy() const { return state_; }
     std::size_t state_bytes() const { return sizeof(Snapshot<T>); }
     Snapshot<T> read() const; // blocking
+    // Zeroes the state (the status flag running again), as a new solve has it.
+    void reset() const;
     // The totals of the first m rows of partial(i) into the slots given (one work-group).
     void gather(int i, std::int32_t m, std::int32_t s0, std::int32_t s1 = 0, std::int32_t s2 = 0) const;
 
@@ -115,20 +118,64 @@ template <class T>
 Prepared<T> prepare(const char* method, const OperatorRef<T>& a, const Array<T>& b, Array<T>& x,
                     const SolverOptions<T>& o);
 
-// The iteration loop: step(it) enqueues iteration it (1, 2, ...) until the device flags a status,
-// the host sees it at a check, or max_iterations; `lag` is how far behind `it` the residual that
-// iteration leaves in the state is (0: its own; 1: the one before). Fills the report's status,
-// iterations, history and timing; the caller recomputes the true residual after.
-template <class T>
-void iterate(const Solve<T>& s, const SolverOptions<T>& o, std::int64_t max_iterations, double bnorm, int lag,
-             const std::function<void(std::int64_t)>& step, SolverReport& report);
+// Waits for a queue when the scope it guards is left by an exception. Declared after the buffers
+// that queued work reads and writes (a pinned ring, a solve's vectors), it runs before they are
+// freed, so no copy or kernel still in flight writes into freed memory whatever throws (a progress
+// callback, the operator, a launch). What the wait itself throws is dropped: the first exception is
+// the one the caller gets.
+class Drain {
+public:
+    explicit Drain(const Queue& q) : q_(q), unwinding_(std::uncaught_exceptions()) {}
+    Drain(const Drain&) = delete;
+    Drain& operator=(const Drain&) = delete;
+    ~Drain() {
+        if (std::uncaught_exceptions() > unwinding_) try {
+                q_.finish();
+            } catch (...) {
+            }
+    }
 
-// The end of a solve: the true residual |b - A x| (t is scratch), the relative residual, the
-// status where the loop ran out (converged if the true residual meets the tolerance), the answer
-// copied back, GB/s from `vector_bytes` (the solver's own traffic per iteration).
+private:
+    Queue q_;
+    int unwinding_;
+};
+
+// What a solver gives run(): `start` enqueues the residual of p.x with |b|^2 and |r|^2 in the
+// state's slots bb and rr; `prime`, where set, what else the first iteration reads; `step(it)` enqueues iteration
+// it (1, 2, ... from the last start); `lag` is how far behind `it` the residual that an iteration
+// leaves in the state is (0: its own; 1: the one before); `scratch` is a vector the solver does not
+// need once its iterations are done (the true residual's product goes there).
+template <class T> struct Method {
+    std::function<void()> start;
+    std::function<void()> prime; // where set: what the first iteration reads, unless no iteration runs
+    std::function<void(std::int64_t)> step;
+    int lag = 0;
+    Array<T> scratch;
+    // The method's denominators come from recurrences (the pipelined forms), so a breakdown may
+    // be their drift rather than A's: it is checked and replaced like a convergence claim.
+    bool recurrent_breakdown = false;
+};
+
+// A solve from the solver's setup to its report: start, the iterations with deferred convergence
+// checking, and the true residual |b - A x| from the returned x, which alone decides `converged`.
+// Where the device's recurrence met the tolerance but the true residual does not (the recurrences
+// drift from b - A x on ill-conditioned systems, pipelined ones most), the recurrences are
+// replaced: the solve starts again from x, every recurrence recomputed from its definition, until
+// the true residual meets the tolerance, iterations run out (max_iterations) or a replacement no
+// longer lowers the true residual (stagnation; breakdown where the method's recurrent
+// denominators broke down again). Fills the report but for its traffic, and puts the
+// answer in x.
 template <class T>
-void finish(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, Array<T>& t, const SolverOptions<T>& o,
-            double vector_bytes, SolverReport& report);
+void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o,
+         Method<T>& m, SolverReport& report);
+
+// The report's traffic: the operator's bytes a product plus `vector_bytes` (the solver's own
+// traffic an iteration), and GB/s over the iterations' time.
+template <class T> void count_traffic(const OperatorRef<T>& a, double vector_bytes, SolverReport& report) {
+    report.bytes_per_iteration = a.bytes > 0 ? a.bytes + vector_bytes : 0;
+    if (report.bytes_per_iteration > 0 && report.seconds > 0 && report.iterations > 0)
+        report.gbps = report.bytes_per_iteration * double(report.iterations) / report.seconds * 1e-9;
+}
 
 // Tries the operator's forms of its product in a solve's first iterations (SolverOptions::
 // try_forms): form i runs iterations i*k+1 .. (i+1)*k (k = form_trial_iterations), each product
@@ -137,8 +184,8 @@ void finish(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, Array<T>& t, c
 template <class T> class FormTrial {
 public:
     FormTrial(const OperatorRef<T>& a, const Queue& q, const SolverOptions<T>& o);
-    // Around the product of iteration it (1, 2, ...). before() says whether the form changed from
-    // this iteration on (the solver may then try fusing its dot product again).
+    // Around the product of iteration it (1, 2, ... from the solve's last start). before() says whether the form
+    // changed from this iteration on (the solver may then try fusing its dot product again).
     bool before(std::int64_t it);
     void after(std::int64_t it);
     // The form kept (or running) and the trial's times.
@@ -150,6 +197,7 @@ private:
     std::int64_t per_ = 0; // iterations per form; 0: no trial
     std::size_t current_ = 0;
     bool switched_ = false;
+    bool decided_ = false; // once: a solve that starts again from x (residual replacement) keeps the form
     Event start_;
     std::vector<std::vector<std::pair<Event, Event>>> events_;
     std::vector<double> ms_;
@@ -159,32 +207,6 @@ private:
 template <class T> double threshold(const SolverOptions<T>& o, double bnorm) {
     const double t = std::max(o.rtol * bnorm, o.atol);
     return t * t;
-}
-
-// After a solve's setup, from the state's |b|^2 and |r0|^2: whether it needs no iteration (b = 0:
-// x = 0; NaN or infinity in b or r0; r0 already meets the tolerance), with the report filled so far.
-template <class T> bool settled(const Snapshot<T>& st, Prepared<T>& p, const SolverOptions<T>& o, SolverReport& rep) {
-    const double b2 = double(st.slot[bb]), r2 = double(st.slot[rr]);
-    rep.rhs_norm = std::sqrt(b2);
-    rep.history.clear();
-    if (!std::isfinite(b2) || !std::isfinite(r2)) {
-        rep.status = SolverStatus::nan;
-        rep.status_iteration = 0;
-        return true;
-    }
-    if (b2 == 0) {
-        p.x.fill(T(0));
-        rep.status = SolverStatus::converged;
-        rep.status_iteration = 0;
-        return true;
-    }
-    rep.history.emplace_back(0, std::sqrt(r2 / b2));
-    if (r2 <= threshold(o, rep.rhs_norm)) {
-        rep.status = SolverStatus::converged;
-        rep.status_iteration = 0;
-        return true;
-    }
-    return false;
 }
 
 } // namespace xgpu::detail::krylov
