@@ -632,7 +632,9 @@ std::optional<WideMap> wide_map(const codegen::Lowered& map) {
     return w;
 }
 
-// The wide loop (the hook after the grid-stride loop's first index `j`): steps of `items` loads
+// The wide loop (the hook wide_loop of kernels/reduction.kernel, after the grid-stride loop's first
+// index `j`, empty on other shapes and maps, so that their text is unchanged; it leaves `j` at the
+// general loops' share of the rest): steps of `items` loads
 // of 16 bytes per operand, a step's lanes reduced pairwise into accumulator u. Sums of 8- and
 // 16-bit integers into 64 bits (and 8-bit norms) add a step's lanes in 32 bits first (at most
 // 16 lanes: no overflow), as the CPU path does for its runs.
