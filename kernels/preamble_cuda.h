@@ -58,6 +58,9 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 #define XGPU_ALIGNED16 __align__(16)
 #define XGPU_IS_ALIGNED16(p) ((((size_t)(p)) & 15u) == 0)
 #define XGPU_STORE16(dst, src) (*(uint4*)(dst) = *(const uint4*)(src))
+/* 16 bytes at a 16-byte aligned global address in one load, as T: uint4, int4, float4 or double2
+ * (vector types both dialects have, read by their components .x, .y, ...) */
+#define XGPU_LOAD16(T, p) (*(const T*)(p))
 
 /* Double-precision matrix multiply-accumulate on the tensor cores (XGPU_HAS_MMA_F64: sm_80 and
  * later), by one whole warp: D (8 x 8) += A (8 x 4) B (4 x 8). Lane l = 4 g + t holds A[g][t],

@@ -37,6 +37,9 @@
 #define XGPU_ALIGNED16 __attribute__((aligned(16)))
 #define XGPU_IS_ALIGNED16(p) ((((size_t)(p)) & 15u) == 0)
 #define XGPU_STORE16(dst, src) (*(XGPU_GLOBAL uint4*)(dst) = *(const uint4*)(src))
+/* 16 bytes at a 16-byte aligned global address in one load, as T: uint4, int4, float4 or double2
+ * (vector types both dialects have, read by their components .x, .y, ...) */
+#define XGPU_LOAD16(T, p) (*(XGPU_GLOBAL const T*)(p))
 
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomic_add((p), (v))

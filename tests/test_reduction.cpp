@@ -1,6 +1,7 @@
 // Reductions on every backend against host references: sums and dots of many sizes for every
 // numeric type, exact min/max/argmin/argmax with NaN as numpy, any/all, norms, views, fused
 // expressions, axes, device scalars feeding later expressions, determinism, ReductionKernel.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <numeric>
 #include <tuple>
 
+#include <xgpu/codegen.hpp>
 #include <xgpu/reduction.hpp>
 
 #include "support.hpp"
@@ -429,6 +431,135 @@ TEST_CASE("reductions along one axis of 2-D arrays") {
             REQUIRE(mx1[i] == *std::max_element(h.begin() + i * c, h.begin() + (i + 1) * c));
         }
         CHECK_THROWS_AS(sum(m, 2), InvalidArgument);
+    }
+}
+
+namespace {
+
+// Every value of the type (bool: 0 and 1), so that sums reach the lanes' extremes.
+template <class T> std::vector<T> any_values(std::size_t n) {
+    if constexpr (std::is_same_v<T, bool>)
+        return values<bool>(n);
+    else
+        return random_vector<T>(n, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+}
+
+// The operations narrow_views checks (PoCL compiles a program for each, for seconds).
+enum Ops : unsigned { op_sum = 1, op_max = 2, op_min = 4, op_argmax = 8, op_dot = 16, op_norm = 32 };
+
+// The operations `ops` of x(slice(ox, ox + n * step, step)) (and y alike, from oy) against the host.
+template <class T>
+void narrow_views(const Context& ctx, std::size_t n, std::size_t ox, std::size_t oy, std::size_t step, unsigned ops) {
+    INFO("type " << name(dtype_v<T>) << ", n = " << n << ", offsets " << ox << " and " << oy << ", step " << step);
+    const auto hx = any_values<T>(ox + n * step), hy = any_values<T>(oy + n * step);
+    auto dx = to_device(ctx, hx), dy = to_device(ctx, hy);
+    auto x = dx(slice(ox, ox + n * step, step)), y = dy(slice(oy, oy + n * step, step));
+    std::vector<T> vx(n), vy(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        vx[i] = hx[ox + i * step];
+        vy[i] = hy[oy + i * step];
+    }
+    using S = typename decltype(sum(x))::value_type;
+    if (ops & op_sum) CHECK(sum(x).get() == host_sum<S>(vx));
+    if constexpr (!std::is_same_v<T, bool>) {
+        if (ops & op_max) CHECK(max(x).get() == *std::max_element(vx.begin(), vx.end()));
+        if (ops & op_min) CHECK(min(x).get() == *std::min_element(vx.begin(), vx.end()));
+        if (ops & op_argmax) CHECK(argmax(x).get() == std::max_element(vx.begin(), vx.end()) - vx.begin());
+        if (ops & op_dot) {
+            using D = typename decltype(dot(x, y))::value_type;
+            std::vector<D> prod(n);
+            for (std::size_t i = 0; i < n; ++i)
+                prod[i] = D(D(vx[i]) * D(vy[i]));
+            CHECK(dot(x, y).get() == host_sum<D>(prod));
+        }
+    }
+    if (ops & op_norm) {
+        long double squares = 0;
+        for (const auto& v : vx)
+            squares += (long double)v * (long double)v;
+        CHECK(double(norm(x).get()) == Approx(std::sqrt(double(squares))).epsilon(1e-5));
+    }
+}
+
+// `ops` on the shape of four accumulators in groups of 256, at starts 16-byte aligned, not, and
+// different for x and y, sizes short of a whole 16 bytes and ragged; strided sums (the general
+// loop); sums at the type's extremes. With `shapes`, sums and max on other accumulator counts.
+template <class T> void narrow_shapes(const Context& ctx, unsigned ops, bool shapes) {
+    {
+        LaunchShapeScope scope(KernelFamily::reduction, LaunchShape{256, 4});
+        for (std::size_t n : {std::size_t(1), std::size_t(15), std::size_t(17), std::size_t(1000), std::size_t(123457)})
+            for (auto [ox, oy] : {std::pair<std::size_t, std::size_t>{0, 0}, {3, 3}, {1, 6}, {16, 0}})
+                narrow_views<T>(ctx, n, ox, oy, 1, ops);
+        narrow_views<T>(ctx, 100003, 1, 0, 2, op_sum);
+        narrow_views<T>(ctx, 77, 0, 5, 3, op_sum);
+        // A step's lanes add in 32 bits before they join the 64-bit sum.
+        if constexpr (!std::is_same_v<T, bool>)
+            for (T v : {std::numeric_limits<T>::min(), std::numeric_limits<T>::max()}) {
+                const std::size_t n = (std::size_t(1) << 20) + 37;
+                using S = typename decltype(sum(std::declval<Array<T>>()))::value_type;
+                CHECK(sum(full<T>(ctx, {n}, v)).get() == S(S(v) * S(n)));
+            }
+    }
+    if (shapes)
+        for (const LaunchShape shape : {LaunchShape{64, 3}, LaunchShape{32, 1}}) {
+            LaunchShapeScope scope(KernelFamily::reduction, shape);
+            for (std::size_t n : {std::size_t(5), std::size_t(40), std::size_t(50001)})
+                narrow_views<T>(ctx, n, 2, 2, 1, op_sum | op_max);
+        }
+}
+
+} // namespace
+
+// The grid-stride shape of GPUs, forced here so that CPUs run it too: contiguous elements
+// narrower than 4 bytes are read 16 bytes at a time from the first 16-byte boundary on (a head
+// before it and a tail after the last whole 16 bytes element by element), where x and y lie at
+// the same distance from a boundary; everything else takes the general loop.
+TEST_CASE("reductions of 8- and 16-bit elements on the grid-stride shape, at any offset and stride") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        if (!ctx.device().has_fp64()) continue; // sums of these types are 64-bit
+        narrow_shapes<bool>(ctx, op_sum | op_norm, false);
+        narrow_shapes<std::int8_t>(ctx, op_sum | op_max | op_min | op_argmax | op_dot | op_norm, true);
+        narrow_shapes<std::uint8_t>(ctx, op_sum | op_max | op_dot | op_norm, false);
+        narrow_shapes<std::int16_t>(ctx, op_sum | op_min | op_dot | op_norm, false);
+        narrow_shapes<std::uint16_t>(ctx, op_sum | op_max | op_argmax | op_dot | op_norm, true);
+        // complex128, read as one 16-byte vector each on this shape: sum, dot and norm of views.
+        for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(1001), std::size_t(65537)})
+            for (std::size_t off : {0, 1})
+                for (std::size_t step : {1, 2}) {
+                    INFO("complex128, n = " << n << ", offset " << off << ", step " << step);
+                    LaunchShapeScope scope(KernelFamily::reduction, LaunchShape{256, 4});
+                    using C = std::complex<double>;
+                    const auto ha = values<C>(off + n * step), hb = values<C>(off + n * step);
+                    auto a = to_device(ctx, ha)(slice(off, off + n * step, step)),
+                         b = to_device(ctx, hb)(slice(off, off + n * step, step));
+                    std::vector<C> va(n), prod(n);
+                    double scale = 0, pscale = 0, squares = 0;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        va[i] = ha[off + i * step];
+                        prod[i] = va[i] * hb[off + i * step];
+                        scale += std::abs(va[i]);
+                        pscale += std::abs(prod[i]);
+                        squares += std::norm(va[i]);
+                    }
+                    check_close<C>(sum(a).get(), host_sum<C>(va), scale, n);
+                    check_close<C>(dot(a, b).get(), host_sum<C>(prod), pscale, n);
+                    CHECK(norm(a).get() == Approx(std::sqrt(squares)).epsilon(1e-13));
+                }
+        // A fused map of two operands ((x + y) * (x - y), wrapping in 8 bits as numpy) and a user's
+        // ReductionKernel (which takes the general loop) on the same shape.
+        LaunchShapeScope scope(KernelFamily::reduction, LaunchShape{256, 4});
+        const std::size_t n = 4099;
+        const auto hx = any_values<std::int8_t>(n + 3), hy = any_values<std::int8_t>(n + 3);
+        auto x = to_device(ctx, hx)(slice(3, n + 3)), y = to_device(ctx, hy)(slice(3, n + 3));
+        long long want = 0, want_user = 0;
+        for (std::size_t i = 3; i < n + 3; ++i) {
+            const auto s = std::int8_t(hx[i] + hy[i]), d = std::int8_t(hx[i] - hy[i]);
+            want += std::int8_t(s * d);
+            want_user += hx[i];
+        }
+        CHECK(sum((x + y) * (x - y)).get() == want);
+        ReductionKernel<std::int64_t> user(ctx, "0", "a + b", "(int64_t)x[i]", "const int8_t* x", "sum_int8");
+        CHECK(user(x).get() == want_user);
     }
 }
 

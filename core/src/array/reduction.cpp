@@ -4,6 +4,7 @@
 // four loads in flight per work-item); CPUs give each work-item a contiguous chunk, the shape PoCL
 // runs fast (../shared/PERF.md). The number of groups depends only on the size and the device, so
 // results are deterministic. With XGPU_HAS_WARP_SHUFFLE the last 32 lanes combine by shuffles.
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <limits>
@@ -564,13 +565,180 @@ VectorPath complex_vector_path(const ComplexStream& cs, DType t, const LaunchSha
     return p;
 }
 
+// Wide loads on grid-stride shapes (GPUs): where every array the map streams is contiguous and of
+// elements narrower than 4 bytes (bool, 8- and 16-bit integers), one load of one element per
+// work-item per step moves 32 to 64 bytes a warp, and the loop is bound by load instructions, not
+// by memory. There each work-item loads 16 bytes of each operand at once (a uint4, XGPU_LOAD16),
+// 16 / size elements, takes its lanes apart with shifts, and reduces them together (pairwise)
+// into one of its accumulators. The operands must lie at the same distance from a 16-byte
+// boundary (checked in the kernel; the arrays of a reduction usually start at offset 0): a head
+// of at most 15 elements before the first boundary and the tail after the last whole 16 bytes
+// take the general loop, and so does everything where the distances differ. complex128 elements
+// (a struct of two doubles, aligned to 8 bytes, which the compilers read in two 8-byte loads)
+// are read as one double2 each where they are 16-byte aligned.
+// The map is recognised from its lowered statements: loads `pK[oK + (int64_t)i]` of one element
+// size, loads `pK[oK + 0]` of broadcast elements (kept as they are), and anything that reads no
+// array; any other load (strided, broadcast along an axis) takes the general path only.
+struct WideLoad {
+    std::string temp, type, ptr, offset; // `const type temp = ptr[offset + (int64_t)i];`
+};
+struct WideMap {
+    std::size_t element_bytes = 0;
+    std::vector<std::string> body; // the map's statements, loads of streamed operands marked by load index
+    std::vector<int> load_of;      // per statement: the WideLoad it is, or -1
+    std::vector<WideLoad> loads;
+    std::vector<std::string> operands; // distinct pointers (their offsets beside), in first-load order
+    std::vector<std::string> offsets;
+    std::string value; // `const <type> v = <value>;`
+};
+
+std::optional<WideMap> wide_map(const codegen::Lowered& map) {
+    static const std::regex load("const ([a-z0-9_]+) (t[0-9]+) = (p[0-9]+)\\[(o[0-9]+) \\+ \\(int64_t\\)i\\];");
+    static const std::regex single("const [a-z0-9_]+ t[0-9]+ = p[0-9]+\\[o[0-9]+ \\+ 0\\];");
+    static const std::regex any_load("p[0-9]+\\[");
+    WideMap w;
+    std::size_t begin = 0;
+    while (begin < map.body.size()) {
+        std::size_t end = map.body.find('\n', begin);
+        if (end == std::string::npos) end = map.body.size();
+        std::string line = map.body.substr(begin, end - begin);
+        begin = end + 1;
+        line.erase(0, line.find_first_not_of(' '));
+        if (line.empty()) continue;
+        std::smatch m;
+        if (std::regex_match(line, m, load)) {
+            std::size_t bytes = 0;
+            for (std::size_t t = 0; t <= std::size_t(DType::complex128); ++t)
+                if (m[1] == dev(DType(t))) bytes = info(DType(t)).size;
+            if (bytes == 0 || (bytes >= 4 && m[1] != dev(DType::complex128)) ||
+                (w.element_bytes && bytes != w.element_bytes))
+                return {};
+            w.element_bytes = bytes;
+            w.load_of.push_back(int(w.loads.size()));
+            w.loads.push_back({m[2], m[1], m[3], m[4]});
+            if (std::find(w.operands.begin(), w.operands.end(), m[3].str()) == w.operands.end()) {
+                w.operands.push_back(m[3]);
+                w.offsets.push_back(m[4]);
+            }
+        } else if (std::regex_search(line, any_load) && !std::regex_match(line, single)) {
+            return {};
+        } else {
+            w.load_of.push_back(-1);
+        }
+        w.body.push_back(line);
+    }
+    if (w.loads.empty()) return {};
+    w.value = fmt::format("const {} v = {};", dev(map.type), map.value);
+    return w;
+}
+
+// The wide loop (the hook wide_loop of kernels/reduction.kernel, after the grid-stride loop's first
+// index `j`, empty on other shapes and maps, so that their text is unchanged; it leaves `j` at the
+// general loops' share of the rest): steps of `items` loads
+// of 16 bytes per operand, a step's lanes reduced pairwise into accumulator u. Sums of 8- and
+// 16-bit integers into 64 bits (and 8-bit norms) add a step's lanes in 32 bits first (at most
+// 16 lanes: no overflow), as the CPU path does for its runs.
+std::string wide_loop(const ReduceSpec& s, const WideMap& w, const LaunchShape& shape,
+                      const std::optional<VectorOf>& vector_of) {
+    const std::size_t bytes = w.element_bytes, lanes = 16 / bytes, per_word = bytes < 4 ? 4 / bytes : 1;
+    const bool cpx = bytes == 16; // complex128: one element, as a double2
+    const bool narrow_map = vector_of && !vector_of->narrow_map.empty();
+    const std::optional<DType> narrow = vector_of && vector_of->narrow ? vector_of->narrow
+                                        : narrow_map                   ? std::optional<DType>(DType::int32)
+                                                                       : std::nullopt;
+    const std::string lane_type = narrow ? dev(*narrow) : "ACC";
+    const auto word = [&](const std::string& ptr) { return "xgpu_w" + ptr.substr(1); };
+    codegen::Source loop(1);
+    loop.raw("\n").open();
+    loop.line(fmt::format("const uint xgpu_mis = (uint)((size_t)({} + {}) & 15u);", w.operands[0], w.offsets[0]));
+    std::string same = cpx ? "xgpu_mis == 0" : "";
+    for (std::size_t k = 1; k < w.operands.size(); ++k)
+        same += fmt::format("{}(uint)((size_t)({} + {}) & 15u) == xgpu_mis", same.empty() ? "" : " && ", w.operands[k],
+                            w.offsets[k]);
+    if (!same.empty()) loop.open(fmt::format("if ({})", same));
+    loop.line(fmt::format("const uint64_t xgpu_to16 = (uint64_t)((16u - xgpu_mis) & 15u){};",
+                          bytes > 1 ? fmt::format(" / {}", bytes) : ""));
+    loop.line("const uint64_t xgpu_head = xgpu_to16 < n ? xgpu_to16 : n;");
+    loop.line(fmt::format("const uint64_t xgpu_wides = (n - xgpu_head) / {};", lanes));
+    loop.line("uint64_t xgpu_b = j;");
+    std::function<std::string(std::size_t, std::size_t, bool)> pair = [&](std::size_t lo, std::size_t hi,
+                                                                          bool add) -> std::string {
+        if (hi - lo == 1) return fmt::format("xgpu_l{}", lo);
+        const std::size_t mid = lo + (hi - lo + 1) / 2;
+        return add ? fmt::format("({} + {})", pair(lo, mid, add), pair(mid, hi, add))
+                   : fmt::format("xgpu_reduce({}, {})", pair(lo, mid, add), pair(mid, hi, add));
+    };
+    const auto step = [&](unsigned u) {
+        loop.open();
+        loop.line(u == 0 ? fmt::format("const uint64_t xgpu_e = xgpu_head + xgpu_b * {};", lanes)
+                         : fmt::format("const uint64_t xgpu_e = xgpu_head + (xgpu_b + {} * stride) * {};", u, lanes));
+        for (std::size_t k = 0; k < w.operands.size(); ++k)
+            loop.line(fmt::format("const {0} {1} = XGPU_LOAD16({0}, {2} + {3} + (int64_t)xgpu_e);",
+                                  cpx ? "double2" : "uint4", word(w.operands[k]), w.operands[k], w.offsets[k]));
+        std::string names;
+        for (std::size_t k = 0; k < lanes; ++k)
+            names += fmt::format("{}xgpu_l{}", k ? ", " : "", k);
+        loop.line(lane_type + " " + names + ";");
+        for (std::size_t k = 0; k < lanes; ++k) {
+            loop.open().line(fmt::format("const uint64_t i = xgpu_e + {}; (void)i;", k));
+            const char field = "xyzw"[k / per_word];
+            const std::size_t shift = (k % per_word) * 8 * bytes;
+            for (std::size_t l = 0; l < w.body.size(); ++l) {
+                if (w.load_of[l] < 0) {
+                    loop.line(w.body[l]);
+                    continue;
+                }
+                const WideLoad& ld = w.loads[std::size_t(w.load_of[l])];
+                if (cpx)
+                    loop.line(fmt::format("const {0} {1} = {0}_make({2}.x, {2}.y);", ld.type, ld.temp, word(ld.ptr)));
+                else
+                    loop.line(
+                        shift ? fmt::format("const {0} {1} = ({0})({2}.{3} >> {4});", ld.type, ld.temp, word(ld.ptr),
+                                            field, shift)
+                              : fmt::format("const {0} {1} = ({0}){2}.{3};", ld.type, ld.temp, word(ld.ptr), field));
+            }
+            loop.line(w.value);
+            loop.line(fmt::format("xgpu_l{} = {};", k,
+                                  narrow_map ? vector_of->narrow_map
+                                  : narrow   ? fmt::format("({})({})", dev(*narrow), s.map)
+                                             : s.map));
+            loop.close();
+        }
+        loop.line(narrow ? fmt::format("{0} = xgpu_reduce({0}, (ACC){1});", accumulator(u), pair(0, lanes, true))
+                         : fmt::format("{0} = xgpu_reduce({0}, {1});", accumulator(u), pair(0, lanes, false)));
+        loop.close();
+    };
+    loop.open(
+        fmt::format("for (; xgpu_b + {} * stride < xgpu_wides; xgpu_b += {} * stride)", shape.items - 1, shape.items));
+    for (unsigned u = 0; u < shape.items; ++u)
+        step(u);
+    loop.close();
+    if (shape.items > 1) {
+        loop.open("for (; xgpu_b < xgpu_wides; xgpu_b += stride)");
+        step(0);
+        loop.close();
+    }
+    // The head before the first 16-byte boundary here; the general loops below take the tail.
+    loop.open("if (j < xgpu_head)").line("const uint64_t i = j; (void)i;");
+    for (const auto& l : w.body)
+        loop.line(l);
+    loop.line(w.value).line(fmt::format("acc = xgpu_reduce(acc, {});", s.map)).close();
+    loop.line(fmt::format("j += xgpu_head + xgpu_wides * {};", lanes));
+    if (!same.empty()) loop.close();
+    loop.close();
+    std::string text = loop.str();
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+}
+
 // One program with three kernels (kernels/reduction.kernel): stage 1 (or the only stage), stage 2,
 // and along an axis. `params` are the map's parameters (comma-terminated), `prologue` runs once per
 // work-item, `element` computes `v` from `i`.
 std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, const std::string& params,
                              const std::string& prologue, const std::string& element, const std::string& preamble,
                              const std::optional<VectorOf>& vector_of = std::nullopt,
-                             const std::optional<ComplexStream>& stream = std::nullopt, DType stream_type = {}) {
+                             const std::optional<ComplexStream>& stream = std::nullopt, DType stream_type = {},
+                             const std::optional<WideMap>& wide = std::nullopt) {
     const std::string wg = std::to_string(shape.group_size), accs = std::to_string(shape.items);
     codegen::Source accumulators(1), steps(2);
     if (shape.items > 1) {
@@ -588,6 +756,7 @@ std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, cons
     const std::string combine = shape.items > 1 ? "    acc = " + pairwise(0, shape.items) + ";\n" : "";
     const VectorPath vectors = stream && shape.blocked ? complex_vector_path(*stream, stream_type, shape)
                                                        : vector_path(s, vector_of, shape, element);
+    const std::string wide_text = wide && !shape.blocked ? wide_loop(s, *wide, shape, vector_of) : std::string();
     return codegen::fill("reduction.kernel", {{"array_h", codegen::kernel_file("array.h")},
                                               {"preamble", preamble},
                                               {"declarations", s.declarations},
@@ -603,6 +772,7 @@ std::string reduction_source(const ReduceSpec& s, const LaunchShape& shape, cons
                                               {"reduce", s.reduce},
                                               {"vector_functions", vectors.functions},
                                               {"vector_loop", vectors.loop},
+                                              {"wide_loop", wide_text},
                                               {"params", params},
                                               {"prologue", prologue},
                                               {"element", element},
@@ -721,7 +891,8 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
     Kernels k(ctx, "reduce|" + spec->name + '|' + map.key + '|' + g.shape.key(), [&] {
         const codegen::Lowered code = lower_map(expr, ctx, shape, codegen::Want::everything);
         return reduction_source(*spec, g.shape, code.params, "", element_code(code), "", vector_type(op, expr.type),
-                                complex_stream(op, expr.type, code), expr.type);
+                                complex_stream(op, expr.type, code), expr.type,
+                                g.shape.blocked ? std::nullopt : wide_map(code));
     });
     run_all(ctx, k, g, *spec, std::move(map.args), n, out);
     return out;
