@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer harness (tests/fuzz: kernel argument declarations, cache entries,
-# environment values) for the given number of seconds, from its committed seed corpus; fails on
-# the first crash, leak or sanitizer report, leaving the input that caused it in
-# build-asan/fuzz/<name>/. CI runs the short default; releases run longer.
+# environment values, Matrix Market files, the tuning database) for the given number of seconds,
+# from its committed seed corpus; fails on the first crash, leak or sanitizer report, leaving the
+# input that caused it in build-asan/fuzz/<name>/. CI runs the short default; releases run longer.
 #
 #   scripts/fuzz.sh                 # 30 s each
 #   scripts/fuzz.sh 300             # 5 minutes each
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 [ $# -gt 0 ] && shift
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(declarations cache_entry env matrix_market)
+[ ${#names[@]} -gt 0 ] || names=(declarations cache_entry env matrix_market tuning_database)
 
 scripts/asan-build.sh "${names[@]/#/fuzz_}"
 

@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -58,11 +57,15 @@ int main(int argc, char** argv) try {
         }
     }
     if (!import_file.empty()) {
-        std::ifstream in(import_file);
+        std::ifstream in(import_file, std::ios::binary);
         if (!in) usage(("cannot read " + import_file).c_str());
-        std::ostringstream text;
-        text << in.rdbuf();
-        xgpu::tune::import_database(text.str());
+        // Read no more than a database may hold (one byte more tells it is too large), so that
+        // naming a device or a huge file costs no memory.
+        std::string text(xgpu::tune::database_size_limit + 1, '\0');
+        in.read(text.data(), std::streamsize(text.size()));
+        if (in.bad()) usage(("cannot read " + import_file).c_str());
+        text.resize(std::size_t(in.gcount()));
+        xgpu::tune::import_database(text);
         std::printf("imported %s into %s\n", import_file.c_str(), xgpu::tune::database_path().c_str());
     }
     if (budget > 0) {

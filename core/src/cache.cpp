@@ -9,6 +9,7 @@
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -91,9 +92,33 @@ bool owner_trusted(uid_t uid) {
     return uid == ::geteuid() || uid == 0; // root can replace any file we read anyway
 }
 
-// Why the entries in `dir` (an existing directory) must not be trusted, or nothing when only its
-// owner, this user or root, can change them.
-std::optional<std::string> distrust(const std::string& dir) {
+// Closes the descriptor when the scope ends.
+struct Fd {
+    int fd;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// The cache directory when entries may be read from it and written to it; empty when the cache is
+// off or the directory is not trusted (after a warning).
+std::string usable_directory(bool create) {
+    const CacheDirectory d = trusted_cache_directory(create);
+    if (d.distrusted)
+        warn_once(cache_directory(),
+                  fmt::format("compile cache directory '{}' is {}: a cached binary is native code, so its entries "
+                              "are not trusted; kernels are compiled in memory, nothing is loaded from or stored "
+                              "there. Make it writable by its owner only (chmod go-w), or set XGPU_CACHE_DIR to a "
+                              "private directory.",
+                              cache_directory(), d.why));
+    else if (!d.why.empty())
+        warn_unusable(cache_directory(), d.why);
+    return d.path;
+}
+
+} // namespace
+
+std::optional<std::string> directory_distrust(const std::string& dir) {
     struct stat st;
     if (::stat(dir.c_str(), &st) != 0) return fmt::format("unreadable ({})", std::strerror(errno));
     if (!owner_trusted(st.st_uid)) return fmt::format("owned by another user (uid {})", st.st_uid);
@@ -102,38 +127,74 @@ std::optional<std::string> distrust(const std::string& dir) {
     return std::nullopt;
 }
 
-// The cache directory when entries may be read from it and written to it; empty when the cache is
-// off or the directory is not trusted (after a warning). With `create`, a missing directory is
-// made, private to this user.
-std::string usable_directory(bool create) {
+CacheDirectory trusted_cache_directory(bool create) {
+    CacheDirectory d;
     const std::string dir = cache_directory();
-    if (dir.empty()) return {};
+    if (dir.empty()) return d;
     struct stat st;
     if (::stat(dir.c_str(), &st) != 0) {
-        if (!create) return {}; // nothing cached yet
+        if (!create) return d; // nothing cached yet
         fs::path p = fs::path(dir).lexically_normal();
         if (!p.has_filename()) p = p.parent_path(); // "dir/"
         std::error_code ec;
         if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
         if (!ec && ::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) ec.assign(errno, std::generic_category());
         if (ec) {
-            warn_unusable(dir, ec.message());
-            return {};
+            d.why = ec.message();
+            return d;
         }
     }
-    if (const auto why = distrust(dir)) {
-        warn_once(dir, fmt::format("compile cache directory '{}' is {}: a cached binary is native code, so its entries "
-                                   "are not trusted; kernels are compiled in memory, nothing is loaded from or stored "
-                                   "there. Make it writable by its owner only (chmod go-w), or set XGPU_CACHE_DIR to a "
-                                   "private directory.",
-                                   dir, *why));
-        return {};
+    if (auto why = directory_distrust(dir)) {
+        d.why = std::move(*why);
+        d.distrusted = true;
+        return d;
     }
-    return dir;
+    d.path = dir;
+    return d;
 }
 
-// Reads exactly `size` bytes from `fd` into `out`.
-bool read_all(int fd, unsigned char* out, std::size_t size) {
+TrustedFile::TrustedFile(TrustedFile&& o) noexcept
+    : fd(std::exchange(o.fd, -1)), size(o.size), missing(o.missing), why(std::move(o.why)) {}
+
+TrustedFile::~TrustedFile() {
+    if (fd >= 0) ::close(fd);
+}
+
+TrustedFile open_trusted(const std::string& path) {
+    TrustedFile f;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        f.missing = errno == ENOENT;
+        f.why = errno == ELOOP ? "a symbolic link" : fmt::format("cannot be opened ({})", std::strerror(errno));
+        return f;
+    }
+    Fd guard{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+        f.why = fmt::format("cannot be examined ({})", std::strerror(errno));
+        return f;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        f.why = S_ISFIFO(st.st_mode)  ? "a FIFO, not a regular file"
+                : S_ISCHR(st.st_mode) ? "a device, not a regular file"
+                : S_ISDIR(st.st_mode) ? "a directory, not a regular file"
+                                      : "not a regular file";
+        return f;
+    }
+    if (!owner_trusted(st.st_uid)) {
+        f.why = fmt::format("owned by another user (uid {})", st.st_uid);
+        return f;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        f.why = fmt::format("writable by other users (mode {:04o})", st.st_mode & 07777);
+        return f;
+    }
+    f.fd = std::exchange(guard.fd, -1);
+    f.size = std::uint64_t(st.st_size);
+    return f;
+}
+
+bool read_exactly(int fd, unsigned char* out, std::size_t size) {
     while (size > 0) {
         const ssize_t n = ::read(fd, out, size);
         if (n < 0 && errno == EINTR) continue;
@@ -144,7 +205,7 @@ bool read_all(int fd, unsigned char* out, std::size_t size) {
     return true;
 }
 
-bool write_all(int fd, const unsigned char* data, std::size_t size) {
+bool write_exactly(int fd, const unsigned char* data, std::size_t size) {
     while (size > 0) {
         const ssize_t n = ::write(fd, data, size);
         if (n < 0 && errno == EINTR) continue;
@@ -154,16 +215,6 @@ bool write_all(int fd, const unsigned char* data, std::size_t size) {
     }
     return true;
 }
-
-// Closes the descriptor when the scope ends.
-struct Fd {
-    int fd;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
-} // namespace
 
 std::string cache_key(const ContextImpl& ctx, const std::string& source, const std::vector<std::string>& options) {
     Sha256 h;
@@ -211,21 +262,16 @@ std::optional<std::vector<unsigned char>> cache_entry_parse(std::vector<unsigned
 std::optional<std::vector<unsigned char>> cache_load(const std::string& key) {
     const std::string dir = usable_directory(false);
     if (dir.empty()) return std::nullopt;
-    // Not through a symbolic link, and only a regular file that only its owner, we or root, can write.
-    Fd f{::open(entry_path(dir, key).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+    const TrustedFile f = open_trusted(entry_path(dir, key).string());
     if (f.fd < 0) return std::nullopt;
-    struct stat st;
-    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || !owner_trusted(st.st_uid) ||
-        (st.st_mode & (S_IWGRP | S_IWOTH)))
-        return std::nullopt;
     // The header must agree with the file's length before the rest is allocated and read.
     unsigned char head[sizeof(Header)];
-    const auto size = std::uint64_t(st.st_size);
-    if (size < sizeof head || !read_all(f.fd, head, sizeof head) || !matching_header(head, size, key))
+    const std::uint64_t size = f.size;
+    if (size < sizeof head || !read_exactly(f.fd, head, sizeof head) || !matching_header(head, size, key))
         return std::nullopt;
     std::vector<unsigned char> entry(size);
     std::memcpy(entry.data(), head, sizeof head);
-    if (!read_all(f.fd, entry.data() + sizeof head, entry.size() - sizeof head)) return std::nullopt;
+    if (!read_exactly(f.fd, entry.data() + sizeof head, entry.size() - sizeof head)) return std::nullopt;
     unsigned char more;
     if (::read(f.fd, &more, 1) != 0) return std::nullopt; // grew since fstat: not an entry we wrote
     return cache_entry_parse(std::move(entry), key);
@@ -246,7 +292,7 @@ void cache_store(const std::string& key, const std::vector<unsigned char>& paylo
         Fd out{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
         if (out.fd < 0)
             return warn_unusable(dir, fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)));
-        const bool written = write_all(out.fd, entry.data(), entry.size());
+        const bool written = write_exactly(out.fd, entry.data(), entry.size());
         const bool closed = ::close(out.fd) == 0;
         out.fd = -1;
         if (!written || !closed) {

@@ -31,6 +31,46 @@ std::optional<std::vector<unsigned char>> cache_load(const std::string& key);
 // Stores an entry; failure costs a warning (once per directory), never an exception.
 void cache_store(const std::string& key, const std::vector<unsigned char>& payload);
 
+// The trust rules of the files xgpu reads back from the cache directory (compile cache entries,
+// the tuning database): someone who can change them chooses what this process loads.
+
+// Why the files in `dir`, an existing directory, must not be trusted: owned by a user other than
+// this one or root, or writable by group or others without the sticky bit. Nothing when trusted.
+std::optional<std::string> directory_distrust(const std::string& dir);
+
+// The cache directory when files may be read from and written to it (`path`). Empty when the
+// cache is off, when the directory is missing (unless `create`: it is then made, private to this
+// user), when it cannot be made (`why`) or when it is not trusted (`why`, and `distrusted`).
+struct CacheDirectory {
+    std::string path, why;
+    bool distrusted = false;
+};
+CacheDirectory trusted_cache_directory(bool create);
+
+// A file opened by open_trusted; closed when it goes.
+struct TrustedFile {
+    int fd = -1;
+    std::uint64_t size = 0;
+    bool missing = false; // no such file: not worth a warning
+    std::string why;      // why it was refused, when fd < 0
+    TrustedFile() = default;
+    TrustedFile(const TrustedFile&) = delete;
+    TrustedFile& operator=(const TrustedFile&) = delete;
+    TrustedFile(TrustedFile&& o) noexcept;
+    ~TrustedFile();
+};
+
+// Opens `path` for reading only if it is a regular file owned by this user or root and not
+// writable by group or others. It is opened without following a symbolic link and without
+// blocking, so that a FIFO or a device in its place is refused rather than waited on or read
+// without end.
+TrustedFile open_trusted(const std::string& path);
+
+// Reads exactly `size` bytes; false at an early end or an error.
+bool read_exactly(int fd, unsigned char* out, std::size_t size);
+// Writes all of `data`; false on an error.
+bool write_exactly(int fd, const unsigned char* data, std::size_t size);
+
 // An entry as stored: a header (magic, format version, key digest, payload size, payload SHA-256)
 // followed by the payload.
 std::vector<unsigned char> cache_entry_bytes(const std::string& key, const std::vector<unsigned char>& payload);

@@ -269,6 +269,13 @@ Image Image::from_array_desc(const detail::ArrayDesc& a, unsigned channels, bool
         bad(be, fmt::format("Image::from_array: the last axis of shape {} should hold the {} channels",
                             to_string(a.shape), channels));
     const unsigned dims = unsigned(nd - extra);
+    // Refused before anything is created: an empty axis would otherwise read as an absent one (a
+    // (0, 4) array as a 1-D image of width 4) and fail only at the copy.
+    for (unsigned d = 0; d < dims; ++d)
+        if (a.shape[d] == 0)
+            bad(be, fmt::format("Image::from_array: axis {} of shape {} is empty: an image has at least one texel "
+                                "along each axis",
+                                d, to_string(a.shape)));
     // numpy order: (d, h, w) -> width is the last spatial axis.
     std::array<std::size_t, 3> e{0, 0, 0};
     for (unsigned d = 0; d < dims; ++d)

@@ -111,7 +111,9 @@ template <Value T, Index I> std::string asymmetry(const HostCsr<T, I>& a, double
 // Coordinate (real, integer, pattern, complex; general, symmetric, skew-symmetric, hermitian) and
 // array (dense, column-major) files. Symmetric storage is expanded; exact zeros of an array file
 // are dropped (scipy's csr_matrix of the dense matrix); pattern entries are 1. A complex file
-// cannot be read as a real T. Every error is a ParseError naming the file and the line.
+// cannot be read as a real T. Every error is a ParseError naming the file and the line, with
+// bytes that are not printable ASCII shown as \xNN; counts derived from the size line are
+// checked for overflow.
 
 enum class MmFormat { coordinate, array };
 enum class MmField { real, integer, complex, pattern };
@@ -127,6 +129,12 @@ struct MatrixMarketHeader {
 
 struct ReadOptions {
     bool allow_nonfinite = false; // NaN and Inf values are refused unless set
+    // The CSR holds rows + 1 row pointers whatever the file holds, so the declared row count alone
+    // would decide that memory (a three-line file declaring 2^31 - 1 rows asks for gigabytes). A
+    // file may declare up to row_allowance rows, and more only if it holds at least one entry line
+    // for every 64 of them; past that the reader throws a ParseError naming the size. Raise it to
+    // read hypersparse matrices; memory that then runs out is a ParseError too.
+    std::int64_t row_allowance = std::int64_t(1) << 22;
 };
 
 // Reads the banner and the size line only.

@@ -25,6 +25,7 @@
 // file, merged with what is on disk at write time so that concurrent processes lose nothing.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -145,9 +146,19 @@ Selection select(const Context& ctx, const Key& key, const Space& space, const P
 
 // The database as JSON text (what tuning.json holds), and merging such text into it (entries of
 // the same key are replaced; an invalid entry is skipped with a warning). Throws InvalidArgument
-// for text that is not a tuning database.
+// for text that is not a tuning database, is larger than database_size_limit or nests objects
+// and arrays more than 64 deep (a valid database nests 4 deep).
+//
+// tuning.json is read as hostile until checked: it is loaded only from a directory the compile
+// cache trusts (owned by this user or root, not writable by group or others unless sticky), only
+// if it is a regular file (not a symbolic link, FIFO or device) owned by this user or root and not
+// writable by group or others, of at most database_size_limit bytes and nested at most 64 deep.
+// Anything else costs a warning and the defaults are used; it never throws.
 std::string export_database();
 void import_database(const std::string& json);
+// The most bytes a tuning database may hold (tens of thousands of entries of a few hundred bytes):
+// checked before a file is read, so that a huge file or a device costs no memory.
+inline constexpr std::size_t database_size_limit = std::size_t(16) << 20;
 // Where the database lives; empty when the compile cache is off.
 std::string database_path();
 

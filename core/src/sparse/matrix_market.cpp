@@ -13,7 +13,9 @@
 #include <initializer_list>
 #include <istream>
 #include <iterator>
+#include <new>
 #include <ostream>
+#include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -50,9 +52,24 @@ bool pick(std::string_view word, std::initializer_list<std::pair<std::string_vie
     return false;
 }
 
-// A line shown in a message: at most 60 characters.
+// Text from the file shown in a message, with every byte that is not printable ASCII written as
+// \xNN: a NUL would end the message where what() is read as a C string, and control bytes could
+// rewrite a terminal.
+std::string escaped(std::string_view s) {
+    std::string out;
+    for (const char ch : s) {
+        const auto b = static_cast<unsigned char>(ch);
+        if (b >= 0x20 && b < 0x7f)
+            out += ch;
+        else
+            out += fmt::format("\\x{:02x}", b);
+    }
+    return out;
+}
+
+// A line or token shown in a message: at most 60 bytes of it, escaped.
 std::string excerpt(std::string_view s) {
-    return s.size() <= 60 ? std::string(s) : std::string(s.substr(0, 57)) + "...";
+    return s.size() <= 60 ? escaped(s) : escaped(s.substr(0, 57)) + "...";
 }
 
 bool is_space(char ch) {
@@ -109,7 +126,7 @@ public:
     Reader(std::istream& in, const std::string& name) : in_(in), name_(name) {}
 
     [[noreturn]] void fail(std::size_t line, const std::string& what) const {
-        throw ParseError(fmt::format("xgpu: {}:{}: {}", name_, line, what), name_, line);
+        throw ParseError(fmt::format("xgpu: {}:{}: {}", escaped(name_), line, what), name_, line);
     }
     [[noreturn]] void fail(const std::string& what) const { fail(line_no_, what); }
 
@@ -149,15 +166,16 @@ public:
                              expected));
         MatrixMarketHeader h;
         const std::string object = lower(tok[1]), format = lower(tok[2]), field = lower(tok[3]), sym = lower(tok[4]);
-        if (object != "matrix") fail(fmt::format("wrong banner: object '{}' is not supported, only 'matrix'", tok[1]));
+        if (object != "matrix")
+            fail(fmt::format("wrong banner: object '{}' is not supported, only 'matrix'", excerpt(tok[1])));
         using F = MmFormat;
         using D = MmField;
         using S = MmSymmetry;
         if (!pick(format, {{"coordinate", F::coordinate}, {"array", F::array}}, h.format))
-            fail(fmt::format("wrong banner: format '{}' is neither 'coordinate' nor 'array'", tok[2]));
+            fail(fmt::format("wrong banner: format '{}' is neither 'coordinate' nor 'array'", excerpt(tok[2])));
         if (!pick(field, {{"real", D::real}, {"integer", D::integer}, {"complex", D::complex}, {"pattern", D::pattern}},
                   h.field))
-            fail(fmt::format("wrong banner: field '{}' is not real, integer, complex or pattern", tok[3]));
+            fail(fmt::format("wrong banner: field '{}' is not real, integer, complex or pattern", excerpt(tok[3])));
         if (!pick(sym,
                   {{"general", S::general},
                    {"symmetric", S::symmetric},
@@ -165,7 +183,7 @@ public:
                    {"hermitian", S::hermitian}},
                   h.symmetry))
             fail(fmt::format("wrong banner: symmetry '{}' is not general, symmetric, skew-symmetric or hermitian",
-                             tok[4]));
+                             excerpt(tok[4])));
         if (h.format == MmFormat::array && h.field == MmField::pattern)
             fail("wrong banner: an array file cannot have the pattern field");
         if (h.symmetry == MmSymmetry::hermitian && h.field != MmField::complex)
@@ -192,15 +210,22 @@ public:
         if (coord) {
             h.entries = v[2];
         } else {
+            // The stored entries: all of them, or a triangle (with or without the diagonal), in
+            // checked arithmetic (a 2^33 x 2^33 triangle is past 2^64).
             const auto n = std::uint64_t(h.rows), c = std::uint64_t(h.cols);
             std::uint64_t e = 0;
+            bool overflow = false;
             if (h.symmetry == MmSymmetry::general)
-                e = c == 0 || n <= std::uint64_t(INT64_MAX) / c ? n * c : UINT64_MAX;
+                overflow = __builtin_mul_overflow(n, c, &e);
             else if (h.symmetry == MmSymmetry::skew_symmetric)
-                e = n == 0 ? 0 : (n % 2 ? n * ((n - 1) / 2) : (n / 2) * (n - 1));
+                overflow = n > 0 && (n % 2 ? __builtin_mul_overflow(n, (n - 1) / 2, &e)
+                                           : __builtin_mul_overflow(n / 2, n - 1, &e));
             else
-                e = n % 2 ? ((n + 1) / 2) * n : (n / 2) * (n + 1);
-            if (e > std::uint64_t(INT64_MAX)) fail(fmt::format("{} x {} is too many entries", h.rows, h.cols));
+                overflow =
+                    n % 2 ? __builtin_mul_overflow((n + 1) / 2, n, &e) : __builtin_mul_overflow(n / 2, n + 1, &e);
+            if (overflow || e > std::uint64_t(INT64_MAX))
+                fail(fmt::format("{} x {} is too many entries: a {} array of that size stores more than 2^63", h.rows,
+                                 h.cols, type_name(h.symmetry)));
             h.entries = std::int64_t(e);
         }
         return h;
@@ -338,10 +363,30 @@ template <Value T, Index I> HostCsr<T, I> read(std::istream& in, const std::stri
     if (rd.next_data_line())
         rd.fail(fmt::format("more entries than declared: the size line (line {}) declares {}; '{}' is one too many",
                             rd.size_line(), h.entries, excerpt(rd.line())));
+    // The row pointers are the one allocation that follows the declared size rather than the
+    // entries read: allowed up to row_allowance rows, and past it for one entry line in 64 rows.
+    constexpr std::uint64_t rows_per_entry = 64;
+    const auto allowance = std::uint64_t(std::max<std::int64_t>(opt.row_allowance, 0));
+    const std::uint64_t held =
+        std::uint64_t(h.entries) > UINT64_MAX / rows_per_entry ? UINT64_MAX : std::uint64_t(h.entries) * rows_per_entry;
+    if (std::uint64_t(h.rows) > std::max(allowance, held))
+        rd.fail(rd.size_line(),
+                fmt::format("a {} x {} matrix with {} entr{}: its CSR would need {} row pointers, but a file may "
+                            "declare at most {} rows (ReadOptions::row_allowance) or {} per entry line it holds",
+                            h.rows, h.cols, h.entries, h.entries == 1 ? "y" : "ies", std::uint64_t(h.rows) + 1,
+                            allowance, rows_per_entry));
+    const auto out_of_memory = [&] {
+        return fmt::format("a {} x {} matrix with {} stored entries: its CSR ({} row pointers) does not fit in memory",
+                           h.rows, h.cols, vals.size(), std::uint64_t(h.rows) + 1);
+    };
     try {
         return detail::coo_to_csr<T, I, std::int64_t>(h.rows, h.cols, ri, ci, vals);
     } catch (const InvalidArgument& e) { // the expanded nnz does not fit I
         rd.fail(rd.size_line(), std::string(e.what()).substr(std::string_view("xgpu: sparse: ").size()));
+    } catch (const std::bad_alloc&) {
+        rd.fail(rd.size_line(), out_of_memory());
+    } catch (const std::length_error&) {
+        rd.fail(rd.size_line(), out_of_memory());
     }
 }
 

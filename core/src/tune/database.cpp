@@ -3,6 +3,12 @@
 // Readers take the file as it is (it is replaced by rename, never written in place); writers hold
 // an exclusive flock on tuning.json.lock, read what is on disk, merge their entries into it and
 // rename a temporary file over it, so concurrent processes never lose each other's entries.
+//
+// The file is read as hostile until checked, with the compile cache's trust rules (cache.hpp):
+// a directory and file only this user or root can change, a regular file (a FIFO would hang the
+// reader, /dev/zero would fill memory), at most database_size_limit bytes, nested at most
+// database_depth_limit deep before nlohmann::json sees it (its parser and copies recurse, so a
+// deep file would overflow the stack). Anything else costs a warning and the defaults are used.
 #include "database.hpp"
 
 #include <atomic>
@@ -12,13 +18,14 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
 #include <set>
-#include <sstream>
+#include <stdexcept>
+#include <string_view>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -80,25 +87,40 @@ std::optional<Entry> from_json(const json& j, std::string& why) {
             why = "checksum mismatch";
             return std::nullopt;
         }
+        // Integers must be integers in range: nlohmann converts 1e300 to an int by a cast whose
+        // result is undefined.
+        const auto integer = [&](const char* name, const json& v, std::int64_t lo, std::int64_t hi) {
+            if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(hi)) ||
+                (!v.is_number_unsigned() && (v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)))
+                throw std::range_error(fmt::format("'{}' is not an integer in {}..{}", name, lo, hi));
+            return v.get<std::int64_t>();
+        };
+        if (!j.at("n").is_number_unsigned()) {
+            why = "'n' is not a non-negative integer";
+            return std::nullopt;
+        }
         Entry e;
         e.family = j.at("family").get<std::string>();
-        e.version = j.at("version").get<int>();
+        e.version = int(integer("version", j.at("version"), INT_MIN, INT_MAX));
         e.types = j.at("types").get<std::string>();
         e.device = {j.at("backend").get<std::string>(), j.at("vendor").get<std::string>(),
                     j.at("device").get<std::string>(), j.at("driver").get<std::string>(),
                     j.at("arch").get<std::string>()};
-        e.bucket = j.at("bucket").get<int>();
+        e.bucket = int(integer("bucket", j.at("bucket"), INT_MIN, INT_MAX));
         e.n = j.at("n").get<std::uint64_t>();
         e.ms = j.at("ms").get<double>();
         e.start_ms = j.at("start_ms").get<double>();
         for (const auto& [k, v] : j.at("point").items())
-            e.point[k] = v.get<std::int64_t>();
+            e.point[k] = integer("point", v, INT64_MIN, INT64_MAX);
         if (e.point.empty() || e.bucket < 0 || e.bucket > 64) {
             why = "no parameters or a bucket out of range";
             return std::nullopt;
         }
         return e;
     } catch (const json::exception& ex) {
+        why = ex.what();
+        return std::nullopt;
+    } catch (const std::range_error& ex) {
         why = ex.what();
         return std::nullopt;
     }
@@ -110,10 +132,20 @@ json entry_json(const Entry& e) {
     return j;
 }
 
+// A key or text from the file shown in a warning: quoted, with control characters escaped.
+std::string quoted(const std::string& s) {
+    return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // The entries of a database text; `where` names it in warnings. A text that is not a database
-// (truncated, another schema) yields nothing and a warning.
+// (truncated, another schema, too large or too deep) yields nothing and a warning.
 std::map<std::string, Entry> parse(const std::string& text, const std::string& where) {
     std::map<std::string, Entry> out;
+    if (auto why = refuse_text(text)) {
+        xgpu::detail::warn(
+            fmt::format("tuning database {} is {}: it is ignored and its keys will be tuned again", where, *why));
+        return out;
+    }
     json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("entries") || !doc["entries"].is_object()) {
         xgpu::detail::warn(fmt::format("tuning database {} is not valid JSON of a tuning database (truncated or "
@@ -132,7 +164,7 @@ std::map<std::string, Entry> parse(const std::string& text, const std::string& w
         auto e = from_json(value, why);
         if (e && entry_key(*e) != key) why = "its key does not match its fields";
         if (!e || !why.empty()) {
-            xgpu::detail::warn(fmt::format("tuning database {}: entry '{}' is ignored ({})", where, key, why));
+            xgpu::detail::warn(fmt::format("tuning database {}: entry {} is ignored ({})", where, quoted(key), why));
             continue;
         }
         out.emplace(key, std::move(*e));
@@ -147,16 +179,33 @@ std::string serialize(const std::map<std::string, Entry>& entries) {
     return doc.dump(1) + "\n";
 }
 
-std::optional<std::string> read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+// The text of `file` (a tuning.json) when it may be read; nothing when there is none (silently) or
+// it is refused (after a warning).
+std::optional<std::string> read_database(const fs::path& file) {
+    const xgpu::detail::TrustedFile f = xgpu::detail::open_trusted(file.string());
+    std::string why = f.why;
+    if (f.fd >= 0 && f.size > database_size_limit)
+        why = fmt::format("{} bytes, more than the {} a tuning database may hold", f.size, database_size_limit);
+    std::string text;
+    if (why.empty()) {
+        text.resize(std::size_t(f.size));
+        unsigned char more;
+        if (!xgpu::detail::read_exactly(f.fd, reinterpret_cast<unsigned char*>(text.data()), text.size()) ||
+            ::read(f.fd, &more, 1) != 0)
+            why = "changing while it was read";
+    }
+    if (f.missing) return std::nullopt;
+    if (!why.empty()) {
+        xgpu::detail::warn(
+            fmt::format("tuning database {} is not read: it is {}; its keys will be tuned again", file.string(), why));
+        return std::nullopt;
+    }
+    return text;
 }
 
 struct Db {
     bool loaded = false;
+    bool distrusted = false; // the directory is not trusted: nothing read from or written to it
     std::map<std::string, Entry> entries;
     std::set<std::string> forced;
 };
@@ -166,15 +215,27 @@ std::atomic<std::uint64_t> changes{0};
 std::map<std::string, Db> dbs; // by directory ("" when the cache is off: memory only)
 std::set<std::string> unwritable_warned;
 
+// The database of the cache directory, loaded on first use; `dir` is where it is written, empty
+// when it is kept in memory only (the cache is off or its directory is not trusted).
 Db& current(std::string& dir) {
     dir = xgpu::detail::cache_directory();
     Db& db = dbs[dir];
-    if (!db.loaded) {
-        db.loaded = true;
-        if (!dir.empty())
-            if (auto text = read_file(fs::path(dir) / "tuning.json"))
+    if (!db.loaded && !dir.empty()) {
+        const auto d = xgpu::detail::trusted_cache_directory(false);
+        if (d.distrusted) {
+            db.distrusted = true;
+            xgpu::detail::warn(fmt::format("tuning database in '{}' is not used: the directory is {}, so its file "
+                                           "is not trusted; the defaults are used and tuning results are kept in "
+                                           "memory for this process only. Make it writable by its owner only "
+                                           "(chmod go-w), or set XGPU_CACHE_DIR to a private directory.",
+                                           dir, d.why));
+        } else if (!d.path.empty()) {
+            if (auto text = read_database(fs::path(dir) / "tuning.json"))
                 db.entries = parse(*text, (fs::path(dir) / "tuning.json").string());
+        }
     }
+    db.loaded = true;
+    if (db.distrusted) dir.clear();
     return db;
 }
 
@@ -189,10 +250,13 @@ void warn_unwritable(const std::string& dir, const std::string& why) {
 // Called with `mutex` held (so threads of one process write one at a time; flock orders processes).
 std::optional<std::map<std::string, Entry>> write_merged(const std::string& dir,
                                                          const std::map<std::string, Entry>& mine) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
+    const auto d = xgpu::detail::trusted_cache_directory(true);
+    if (d.path.empty()) {
+        warn_unwritable(dir, d.why.empty() ? "the cache is off" : d.why);
+        return std::nullopt;
+    }
     const fs::path file = fs::path(dir) / "tuning.json", lock = fs::path(dir) / "tuning.json.lock";
-    Fd lk{::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
+    Fd lk{::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600)};
     if (lk.fd < 0) {
         warn_unwritable(dir, fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
         return std::nullopt;
@@ -203,16 +267,28 @@ std::optional<std::map<std::string, Entry>> write_merged(const std::string& dir,
             return std::nullopt;
         }
     std::map<std::string, Entry> merged;
-    if (auto text = read_file(file)) merged = parse(*text, file.string());
+    if (auto text = read_database(file)) merged = parse(*text, file.string());
     for (const auto& [k, e] : mine)
         merged[k] = e;
+    const std::string text = serialize(merged);
+    if (text.size() > database_size_limit) {
+        warn_unwritable(dir, fmt::format("{} entries would take {} bytes, more than the {} a tuning database may hold",
+                                         merged.size(), text.size(), database_size_limit));
+        return std::nullopt;
+    }
     static thread_local std::mt19937_64 rng{std::random_device{}()};
     const fs::path tmp = fs::path(dir) / fmt::format(".tuning.json.{}.{:x}.tmp", ::getpid(), rng());
+    std::error_code ec;
     {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << serialize(merged);
-        out.close();
-        if (!out) {
+        // Readers refuse a file others may write, so it is made 0644 whatever the umask.
+        Fd out{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+        const bool written =
+            out.fd >= 0 &&
+            xgpu::detail::write_exactly(out.fd, reinterpret_cast<const unsigned char*>(text.data()), text.size()) &&
+            ::fchmod(out.fd, 0644) == 0;
+        const bool closed = out.fd >= 0 && ::close(out.fd) == 0;
+        out.fd = -1;
+        if (!written || !closed) {
             fs::remove(tmp, ec);
             warn_unwritable(dir, "cannot write " + tmp.string());
             return std::nullopt;
@@ -233,6 +309,35 @@ bool same_filing(const Entry& e, const std::string& family, int version, const s
 }
 
 } // namespace
+
+std::optional<std::string> refuse_text(std::string_view text) {
+    if (text.size() > database_size_limit)
+        return fmt::format("{} bytes, more than the {} a tuning database may hold", text.size(), database_size_limit);
+    // Brackets inside strings do not nest; a string's backslash escapes the next character.
+    std::size_t depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > database_depth_limit)
+                return fmt::format("nested more than {} levels deep (at byte {})", database_depth_limit, i);
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return std::nullopt;
+}
+
+std::map<std::string, Entry> parse_database(const std::string& text, const std::string& where) {
+    return parse(text, where);
+}
 
 DeviceId device_id(const DeviceInfo& d) {
     return {d.backend, d.vendor, d.name, d.driver_version, d.arch};
@@ -325,6 +430,8 @@ std::string export_database() {
 }
 
 void import_database(const std::string& text) {
+    if (auto why = detail::refuse_text(text))
+        throw InvalidArgument(fmt::format("xgpu: import_database: the text is {}, not a tuning database", *why));
     const json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("entries"))
         throw InvalidArgument("xgpu: import_database: the text is not a tuning database (JSON with \"schema\" and "

@@ -2,9 +2,12 @@
 // process) and in tuning.json beside the compile cache, with the fallback chain of lookups.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "xgpu/codegen.hpp"
 #include "xgpu/device.hpp"
@@ -14,6 +17,10 @@ namespace xgpu::tune::detail {
 
 // Bumped whenever the file's layout changes; a file of another schema is ignored with a warning.
 inline constexpr int schema_version = 1;
+
+// How deep a tuning database's text may nest objects and arrays (a valid one nests 4 deep): checked
+// before the text reaches nlohmann::json, whose parser, copies and destructor recurse.
+inline constexpr std::size_t database_depth_limit = 64;
 
 // What a device is filed under.
 struct DeviceId {
@@ -37,6 +44,15 @@ struct Entry {
 
 // The entry's key in tuning.json: every field that files it, readable.
 std::string entry_key(const Entry& e);
+
+// Why `text` is refused before it is parsed (larger than database_size_limit, nested deeper than
+// database_depth_limit), or nothing.
+std::optional<std::string> refuse_text(std::string_view text);
+
+// The entries of a database text; `where` names it in warnings. Whatever the text holds, the
+// result is some entries and at most a warning per problem, never an exception (the fuzzer's
+// entry point).
+std::map<std::string, Entry> parse_database(const std::string& text, const std::string& where);
 
 // The best match for (family, version, types, bucket) on `device`: exact, then the same device
 // under another driver, then the same architecture, then this device's nearest size bucket.
