@@ -128,8 +128,8 @@ struct Levels {
 
 // Frontiers of at least this many vertices are expanded over the host's threads, in blocks of
 // this many; smaller ones (a grid's, a few thousand) in the calling thread, and all of them on a
-// host of fewer than 4 threads: the expansion reads every edge twice, so 2 threads only break
-// even with one (a power-law graph of 2^20 rows on 2 cores: 7.6 s against 4.5 s serial).
+// host of fewer than 4 threads: the expansion reads every edge twice and claims with atomics, so
+// 2 threads do no better than one and were seen doing worse.
 constexpr std::size_t parallel_frontier = std::size_t(1) << 14;
 bool parallel_search() {
     static const bool wide = std::thread::hardware_concurrency() >= 4;
