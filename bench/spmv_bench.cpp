@@ -2,7 +2,8 @@
 // and the automatic choice, in effective GB/s (values, column indices, row pointers, x and y each
 // counted once) and GFLOP/s (2 per entry), median of timed rounds after a warm-up, timed with device
 // events; beside a DRAM-sized triad and a streaming kernel in the same run; the time to build each matrix and each
-// format's layout (sell, packeted: partition included), and the packeted remainder's share.
+// format's layout (sell, packeted: partition included), and the packeted remainder's share; the upload (checks, row
+// statistics, diagonal, copies) beside plain pageable and pinned copies of the same bytes.
 //
 // Matrices:
 //   poisson   the 2-D 5-point Laplacian on an N x N grid (Dirichlet), rows in natural order; and the
@@ -47,6 +48,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -318,6 +320,47 @@ template <class V> void save(const std::string& path, const std::vector<V>& v) {
     if (!out) throw std::runtime_error("spmv-bench: cannot write " + path);
 }
 
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Copies {
+    double bytes = 0, pageable_ms = 0, pinned_ms = 0;
+};
+
+// The CSR arrays' bytes written into one device buffer, from the HostCsr's own (pageable) vectors
+// and from page-locked host memory, three times each (median; the pinned data copied in untimed).
+Copies upload_copies(const xgpu::Context& ctx, const xgpu::sparse::HostCsr<double>& h) {
+    const std::size_t b0 = h.row_ptr.size() * sizeof(std::int32_t), b1 = h.col_idx.size() * sizeof(std::int32_t),
+                      b2 = h.values.size() * sizeof(double), total = b0 + b1 + b2;
+    Copies c;
+    c.bytes = double(total);
+    if (total == 0) return c;
+    const xgpu::Buffer dev = ctx.alloc(total);
+    const xgpu::Queue q = ctx.queue();
+    const auto timed = [&](const void* p0, const void* p1, const void* p2) {
+        std::vector<double> ms;
+        for (int i = 0; i < 3; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            q.write(dev, p0, b0, 0);
+            if (b1) q.write(dev, p1, b1, b0);
+            if (b2) q.write(dev, p2, b2, b0 + b1);
+            q.finish();
+            ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        return median(ms);
+    };
+    c.pageable_ms = timed(h.row_ptr.data(), h.col_idx.data(), h.values.data());
+    const xgpu::HostBuffer pinned = ctx.alloc_host(total);
+    auto* p = static_cast<unsigned char*>(pinned.data());
+    std::memcpy(p, h.row_ptr.data(), b0);
+    if (b1) std::memcpy(p + b0, h.col_idx.data(), b1);
+    if (b2) std::memcpy(p + b0 + b1, h.values.data(), b2);
+    c.pinned_ms = timed(p, p + b0, p + b0 + b1);
+    return c;
+}
+
 // One matrix: the triad, the streaming kernel, each format and the automatic choice (and the
 // `extra` rows: the matrix-free stencil), timed together in rounds; the build times.
 void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::HostCsr<double>& h, double host_ms,
@@ -331,10 +374,22 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
         save(s.save_dir + "/" + name + ".col_idx", h.col_idx);
         save(s.save_dir + "/" + name + ".values", h.values);
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    xgpu::sparse::Csr<double> a(ctx, h);
-    ctx.queue().finish();
-    const double upload_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    // The upload (checks, row statistics, diagonal, copies) beside plain copies of the same bytes
+    // into device memory, pageable from the HostCsr's vectors and pinned (Context::alloc_host),
+    // each the median of three: what the upload is measured against.
+    const auto copies = upload_copies(ctx, h);
+    std::vector<double> uploads;
+    std::optional<xgpu::sparse::Csr<double>> kept;
+    for (int i = 0; i < 3; ++i) {
+        kept.reset(); // one matrix on the device at a time
+        const auto t0 = std::chrono::steady_clock::now();
+        kept.emplace(ctx, h);
+        ctx.queue().finish();
+        uploads.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    xgpu::sparse::Csr<double> a = std::move(*kept);
+    kept.reset();
+    const double upload_ms = median(uploads);
     const double rows = double(h.rows), nnz = double(h.nnz());
     auto x = xgpu::full<double>(ctx, {std::size_t(h.cols)}, 1.0), y = xgpu::empty<double>(ctx, {std::size_t(h.rows)});
     // The triad on vectors far beyond any cache (at least 2^25 doubles: 768 MiB over the three),
@@ -351,6 +406,9 @@ void run(const xgpu::Context& ctx, const std::string& name, const xgpu::sparse::
     table.push_back({"streaming `y = x + 0.5*x` (2 vectors counted; cache-resident where they fit)",
                      [&] { y = x + 0.5 * x; }, rows * 16});
     std::vector<std::string> shapes;
+    // The layouts' build times start on an idle queue, not behind the fills above (on a CPU device
+    // those take longer than a layout).
+    ctx.queue().finish();
     for (auto f : s.formats) {
         const auto plan = xgpu::sparse::plan_spmv(a, f);
         xgpu::sparse::spmv(a, x, y, 1.0, 0.0, f); // builds the format's layout (packeted: its remainder share)
@@ -448,9 +506,13 @@ XGPU_KERNEL void entries_bound(XGPU_GLOBAL const int* col, XGPU_GLOBAL const dou
     for (auto& r : extra)
         table.push_back(std::move(r));
     print_rows(table, time_rows(ctx, table, s.rounds, s.batch_ms));
-    std::printf("\nbuild: host CSR %.0f ms, upload (with row statistics and diagonal) %.0f ms", host_ms, upload_ms);
+    std::printf("\nbuild: host CSR %.0f ms, upload (with row statistics and diagonal) %.1f ms; plain copy of the same "
+                "%.0f MB pageable %.1f ms (%.1f GB/s), pinned %.1f ms (%.1f GB/s); upload / pageable copy %.2f\n",
+                host_ms, upload_ms, copies.bytes / 1e6, copies.pageable_ms, copies.bytes / (copies.pageable_ms * 1e6),
+                copies.pinned_ms, copies.bytes / (copies.pinned_ms * 1e6), upload_ms / copies.pageable_ms);
+    std::printf("layouts:");
     for (auto f : {xgpu::sparse::Format::sell, xgpu::sparse::Format::packeted})
-        if (const auto ms = a.build_ms(f)) std::printf(", %s layout %.0f ms", xgpu::sparse::name(f), *ms);
+        if (const auto ms = a.build_ms(f)) std::printf(" %s %.1f ms", xgpu::sparse::name(f), *ms);
     std::printf("\n");
 }
 

@@ -3,7 +3,9 @@
 // references; Matrix Market files (tests/data/sparse, and every matrix in shared/data/matrices
 // when that directory is there) read against an independent triplet parser and written back bit
 // for bit; every malformed case refused with a message naming the file and the line; Csr round
-// trips on every backend on fresh random matrices.
+// trips on every backend on fresh random matrices; Csr's one pass (checks, row statistics,
+// diagonal) over many blocks of rows against serial references, errors planted in several blocks
+// reported as the serial checks report the first.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -526,5 +528,137 @@ TEMPLATE_TEST_CASE("Csr on the device and back", "[sparse]", (Combo<float, std::
         bad.values.push_back(T(1));
         bad.row_ptr.back() += 1;
         CHECK_THROWS_WITH((Csr<T, I>(ctx, bad)), Contains("out of range for 10 columns"));
+    }
+}
+
+namespace {
+
+// validate_csr's checks done the plain way, one after another: the message of the first that
+// fails (empty when none does).
+template <class I>
+std::string serial_error(std::int64_t rows, std::int64_t cols, const std::vector<I>& row_ptr,
+                         const std::vector<I>& col_idx, std::size_t nvalues) {
+    const std::string at = "xgpu: sparse: ";
+    for (std::int64_t r = 0; r < rows; ++r)
+        if (row_ptr[std::size_t(r) + 1] < row_ptr[std::size_t(r)])
+            return at + "row pointers must not fall: row_ptr[" + std::to_string(r) +
+                   "] = " + std::to_string(row_ptr[std::size_t(r)]) + " but row_ptr[" + std::to_string(r + 1) +
+                   "] = " + std::to_string(row_ptr[std::size_t(r) + 1]);
+    if (std::uint64_t(row_ptr.back()) != nvalues)
+        return at + "row_ptr ends at " + std::to_string(row_ptr.back()) + " but there are " + std::to_string(nvalues) +
+               " entries (nnz)";
+    for (std::size_t k = 0; k < col_idx.size(); ++k)
+        if (col_idx[k] < 0 || col_idx[k] >= cols) {
+            std::int64_t r = 0;
+            while (std::size_t(row_ptr[std::size_t(r) + 1]) <= k)
+                ++r;
+            return at + "col_idx[" + std::to_string(k) + "] = " + std::to_string(col_idx[k]) + " (row " +
+                   std::to_string(r) + ") is out of range for " + std::to_string(cols) + " columns";
+        }
+    return {};
+}
+
+template <class F> std::string thrown(F&& f) {
+    try {
+        f();
+    } catch (const InvalidArgument& e) {
+        return e.what();
+    }
+    return {};
+}
+
+// Rows of 0 to 6 entries (a fifth empty), a diagonal entry in some, repeated in a few (the
+// diagonal sums them), columns otherwise at random.
+template <class T, class I> HostCsr<T, I> long_csr(std::int64_t rows, std::int64_t cols) {
+    HostCsr<T, I> a;
+    a.rows = rows;
+    a.cols = cols;
+    std::uniform_int_distribution<std::int64_t> len(0, 6), col(0, cols - 1);
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t n = test::rng()() % 5 == 0 ? 0 : len(test::rng());
+        for (std::int64_t k = 0; k < n; ++k) {
+            const bool diag = r < cols && test::rng()() % 4 == 0;
+            a.col_idx.push_back(I(diag ? r : col(test::rng())));
+            a.values.push_back(random_value<T>());
+        }
+        a.row_ptr.push_back(I(a.col_idx.size()));
+    }
+    return a;
+}
+
+} // namespace
+
+TEMPLATE_TEST_CASE("Csr's one pass over many blocks of rows: the serial checks' first error, row statistics and "
+                   "diagonal",
+                   "[sparse]", (Combo<double, std::int32_t>), (Combo<std::complex<float>, std::int64_t>)) {
+    using T = typename TestType::value;
+    using I = typename TestType::index;
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        // Past 2^16 rows: several blocks of the pass, however many threads run it.
+        for (const auto& [rows, cols] :
+             {std::pair<std::int64_t, std::int64_t>{300001, 300001}, {200003, 1000}, {70000, 250000}}) {
+            INFO(rows << " x " << cols);
+            const auto h = long_csr<T, I>(rows, cols);
+            const Csr<T, I> a(ctx, h);
+            // Statistics from integers and long double; the diagonal summed row by row.
+            std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = 0;
+            long double sq = 0;
+            const long double mean = (long double)h.nnz() / (long double)rows;
+            std::vector<T> diag(std::size_t(std::min(rows, cols)), T(0));
+            for (std::int64_t r = 0; r < rows; ++r) {
+                const std::int64_t n = h.row_ptr[std::size_t(r) + 1] - h.row_ptr[std::size_t(r)];
+                lo = std::min(lo, n);
+                hi = std::max(hi, n);
+                sq += (n - mean) * (n - mean);
+                for (auto k = h.row_ptr[std::size_t(r)]; k < h.row_ptr[std::size_t(r) + 1]; ++k)
+                    if (h.col_idx[std::size_t(k)] == r) diag[std::size_t(r)] += h.values[std::size_t(k)];
+            }
+            const RowStats s = a.row_stats();
+            CHECK(s.min == lo);
+            CHECK(s.max == hi);
+            CHECK(s.mean == double(h.nnz()) / double(rows));
+            CHECK(s.stddev == Approx(double(std::sqrt(sq / rows))).epsilon(1e-10));
+            const RowStats t = row_stats(h); // the host's figures are the same bits
+            CHECK((t.min == s.min && t.max == s.max && t.mean == s.mean && t.stddev == s.stddev));
+            CHECK(a.diagonal().get() == diag);
+            CHECK(a.to_host().identical(h));
+
+            // Errors planted in several blocks: the one the serial checks meet first is reported.
+            const auto expect = [&](const HostCsr<T, I>& bad, const char* what) {
+                INFO(what);
+                const std::string want =
+                    serial_error<I>(bad.rows, bad.cols, bad.row_ptr, bad.col_idx, bad.values.size());
+                REQUIRE(!want.empty());
+                CHECK(thrown([&] { bad.validate(); }) == want);
+                CHECK(thrown([&] { Csr<T, I> b(ctx, bad); }) == want);
+            };
+            const auto at = [&](double share) { return std::size_t(double(rows) * share); };
+            const auto with_col = [&](double share) { // an entry in a row near that share of the rows
+                std::size_t r = at(share);
+                while (h.row_ptr[r + 1] == h.row_ptr[r])
+                    ++r;
+                return std::size_t(h.row_ptr[r]);
+            };
+            auto bad = h;
+            bad.col_idx[with_col(0.9)] = I(cols);
+            bad.col_idx[with_col(0.4)] = I(-1);
+            expect(bad, "two columns out of range: the lower one");
+            bad.row_ptr[at(0.7)] = bad.row_ptr[at(0.7) + 1] + 1;
+            expect(bad, "a fall after the bad columns: the fall");
+            bad.row_ptr[at(0.5)] = I(h.nnz() + 50); // far past the entries, then falling
+            expect(bad, "a fall from past the entries, and a later one: the first");
+            bad = h;
+            for (std::size_t r = at(0.3); r < at(0.6); ++r) // a run of blocks past the entries
+                bad.row_ptr[r] = I(h.nnz() + 7);
+            bad.col_idx[with_col(0.1)] = I(cols + 3);
+            expect(bad, "pointers past the entries over whole blocks");
+            bad = h;
+            bad.row_ptr[1] = I(-5);
+            expect(bad, "a negative pointer");
+            bad = h;
+            bad.row_ptr.back() = I(h.nnz() - 1);
+            bad.col_idx[with_col(0.2)] = I(cols);
+            expect(bad, "the end short of the entries, and a bad column");
+        }
     }
 }

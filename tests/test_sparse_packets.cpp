@@ -6,7 +6,8 @@
 // position; the share of entries left to the remainder is reported and bounded for Poisson. And
 // the device side: the packeted SpMV on every backend, on layouts with a packet boundary at every
 // position, narrow and wide local indices, packets without local entries, against CSR in double
-// precision with alpha and beta.
+// precision with alpha and beta. The graph, partition and layout, built over the host's threads,
+// against serial copies of the first builders, to the bit.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -328,6 +329,287 @@ template <class T, class I> void device_boundaries(const Context& ctx) {
 
 } // namespace
 
+// The host builders as they were written first, serial from end to end: the threaded ones must
+// give the same graph, partition and layout, to the bit.
+namespace serial {
+
+using sparse::detail::Graph;
+
+template <class T, class I> Graph symmetric_graph(const HostCsr<T, I>& a) {
+    const auto n = std::size_t(a.rows);
+    Graph g;
+    g.ptr.assign(n + 1, 0);
+    for (std::size_t r = 0; r < n; ++r)
+        for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+            if (const auto c = std::size_t(a.col_idx[k]); c != r) {
+                ++g.ptr[r + 1];
+                ++g.ptr[c + 1];
+            }
+    for (std::size_t v = 0; v < n; ++v)
+        g.ptr[v + 1] += g.ptr[v];
+    g.adj.resize(std::size_t(g.ptr[n]));
+    {
+        std::vector<std::int64_t> pos(g.ptr.begin(), g.ptr.end() - 1);
+        for (std::size_t r = 0; r < n; ++r)
+            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+                if (const auto c = std::size_t(a.col_idx[k]); c != r) {
+                    g.adj[std::size_t(pos[r]++)] = std::int64_t(c);
+                    g.adj[std::size_t(pos[c]++)] = std::int64_t(r);
+                }
+    }
+    // Sort and drop the duplicates (an entry present as (r, c) and (c, r), or repeated in a
+    // non-canonical matrix), compacting in place.
+    std::size_t out = 0;
+    std::int64_t begin = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+        const auto b = g.adj.begin() + begin, e = g.adj.begin() + g.ptr[v + 1];
+        std::sort(b, e);
+        const auto last = std::unique(b, e);
+        begin = g.ptr[v + 1];
+        g.ptr[v + 1] = std::int64_t(out + std::size_t(last - b));
+        out = std::size_t(std::copy(b, last, g.adj.begin() + std::ptrdiff_t(out)) - g.adj.begin());
+    }
+    g.adj.resize(out);
+    g.adj.shrink_to_fit();
+    return g;
+}
+
+struct Levels {
+    std::size_t count = 0; // levels the search went through
+    std::size_t last = 0;  // where the last one begins in the order
+};
+
+// Breadth-first search over the vertices that `open` allows, from `start`, appending them to
+// `order` in the order reached. `seen` holds a stamp per vertex so that repeated searches need no
+// clearing.
+template <class Open>
+Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order, std::vector<std::uint32_t>& seen,
+           std::uint32_t stamp, Open open) {
+    const std::size_t first = order.size();
+    order.push_back(start);
+    seen[std::size_t(start)] = stamp;
+    Levels levels;
+    std::size_t head = first;
+    while (head < order.size()) {
+        levels.last = head;
+        ++levels.count;
+        const std::size_t end = order.size();
+        for (; head < end; ++head) {
+            const auto v = std::size_t(order[head]);
+            for (auto k = g.ptr[v]; k < g.ptr[v + 1]; ++k)
+                if (const auto u = g.adj[std::size_t(k)]; seen[std::size_t(u)] != stamp && open(u)) {
+                    seen[std::size_t(u)] = stamp;
+                    order.push_back(u);
+                }
+        }
+    }
+    return levels;
+}
+
+// A vertex far from the rest of start's component (George and Liu's pseudo-peripheral node):
+// search from start, move to a vertex of least degree in the last level, repeat while the
+// number of levels grows. A few sweeps suffice; each costs one pass over the component.
+template <class Open>
+std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::uint32_t>& seen, std::uint32_t& stamp,
+                        Open open) {
+    std::vector<std::int64_t> order;
+    std::size_t depth = 0;
+    for (int sweep = 0; sweep < 8; ++sweep) {
+        order.clear();
+        const Levels levels = bfs(g, start, order, seen, ++stamp, open);
+        if (sweep > 0 && levels.count <= depth) break;
+        depth = levels.count;
+        const auto degree = [&](std::int64_t v) { return g.ptr[std::size_t(v) + 1] - g.ptr[std::size_t(v)]; };
+        start = *std::min_element(order.begin() + std::ptrdiff_t(levels.last), order.end(),
+                                  [&](std::int64_t x, std::int64_t y) { return degree(x) < degree(y); });
+    }
+    return start;
+}
+
+// Rows grouped by part, ascending within each part.
+Partition collect(const std::vector<std::int64_t>& part, std::int64_t parts, Partitioner method) {
+    Partition out;
+    out.method = method;
+    out.part_ptr.assign(std::size_t(parts) + 1, 0);
+    for (const auto p : part)
+        ++out.part_ptr[std::size_t(p) + 1];
+    for (std::size_t p = 0; p < std::size_t(parts); ++p)
+        out.part_ptr[p + 1] += out.part_ptr[p];
+    out.rows.resize(part.size());
+    std::vector<std::int64_t> pos(out.part_ptr.begin(), out.part_ptr.end() - 1);
+    for (std::size_t r = 0; r < part.size(); ++r)
+        out.rows[std::size_t(pos[std::size_t(part[r])]++)] = std::int64_t(r);
+    return out;
+}
+
+Partition grow_parts(const Graph& g, std::int64_t max_rows) {
+    const std::int64_t n = g.vertices();
+    if (n == 0) return collect({}, 0, Partitioner::graph_growing);
+    // As many parts as max_rows forces, of even size: no part is left with a few rows.
+    const std::int64_t count = (n + max_rows - 1) / max_rows;
+    const std::int64_t target = (n + count - 1) / count;
+
+    std::vector<std::uint32_t> seen(std::size_t(n), 0);
+    std::uint32_t stamp = 0;
+    std::vector<std::int64_t> order;
+    order.reserve(std::size_t(n));
+    {
+        std::vector<char> placed(std::size_t(n), 0);
+        for (std::int64_t v = 0; v < n; ++v) {
+            if (placed[std::size_t(v)]) continue;
+            const auto open = [&](std::int64_t u) { return !placed[std::size_t(u)]; };
+            const std::size_t from = order.size();
+            bfs(g, peripheral(g, v, seen, stamp, open), order, seen, ++stamp, open);
+            for (std::size_t k = from; k < order.size(); ++k)
+                placed[std::size_t(order[k])] = 1;
+        }
+    }
+
+    std::vector<std::int64_t> part(std::size_t(n), -1);
+    std::vector<std::int64_t> queue;
+    std::int64_t parts = 0, taken = 0;
+    std::size_t cursor = 0;
+    while (taken < n) {
+        std::int64_t size = 0;
+        // A part whose region runs out before it is full continues from the next seed.
+        while (size < target && taken < n) {
+            while (part[std::size_t(order[cursor])] >= 0)
+                ++cursor;
+            queue.assign(1, order[cursor]);
+            part[std::size_t(order[cursor])] = parts;
+            ++size, ++taken;
+            for (std::size_t head = 0; head < queue.size() && size < target; ++head) {
+                const auto v = std::size_t(queue[head]);
+                for (auto k = g.ptr[v]; k < g.ptr[v + 1] && size < target; ++k)
+                    if (const auto u = g.adj[std::size_t(k)]; part[std::size_t(u)] < 0) {
+                        part[std::size_t(u)] = parts;
+                        queue.push_back(u);
+                        ++size, ++taken;
+                    }
+            }
+        }
+        ++parts;
+    }
+    return collect(part, parts, Partitioner::graph_growing);
+}
+
+std::size_t zigzag(std::size_t j, std::size_t threads) {
+    const std::size_t q = j % (2 * threads);
+    return q < threads ? q : 2 * threads - 1 - q;
+}
+
+template <class T, class I>
+PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, const PacketOptions& options) {
+    PacketLayout<T, I> out;
+    out.rows = a.rows;
+    out.nnz = a.nnz();
+    out.threads = options.threads;
+    out.max_rows = std::int64_t(options.local_bytes / (2 * sizeof(T)));
+    out.partitioner = part.method;
+
+    const auto n = std::size_t(a.rows);
+    const std::size_t packets = std::size_t(part.parts());
+    const std::size_t T_ = options.threads;
+    out.perm.assign(part.rows.begin(), part.rows.end());
+    out.packet_ptr.assign(part.part_ptr.begin(), part.part_ptr.end());
+    std::int64_t widest = 0;
+    for (std::size_t p = 0; p < packets; ++p)
+        widest = std::max(widest, part.size(std::int64_t(p)));
+    out.narrow = widest <= 65536;
+
+    // The packet of every row and its place in it.
+    std::vector<std::int64_t> of(n), place(n);
+    for (std::size_t p = 0; p < packets; ++p)
+        for (auto i = part.part_ptr[p]; i < part.part_ptr[p + 1]; ++i) {
+            of[std::size_t(part.rows[std::size_t(i)])] = std::int64_t(p);
+            place[std::size_t(part.rows[std::size_t(i)])] = i - part.part_ptr[p];
+        }
+
+    // Local entries per row; the rest go to the remainder, row by row, columns sorted.
+    std::vector<std::int64_t> cost(n, 0);
+    std::vector<std::size_t> order;
+    for (std::size_t r = 0; r < n; ++r) {
+        const std::size_t from = out.rem_col.size();
+        for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
+            const auto c = std::size_t(a.col_idx[k]);
+            if (of[c] == of[r]) {
+                ++cost[r];
+            } else {
+                out.rem_row.push_back(I(r));
+                out.rem_col.push_back(a.col_idx[k]);
+                out.rem_values.push_back(a.values[k]);
+            }
+        }
+        if (!std::is_sorted(out.rem_col.begin() + std::ptrdiff_t(from), out.rem_col.end())) {
+            order.resize(out.rem_col.size() - from);
+            std::iota(order.begin(), order.end(), from);
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t x, std::size_t y) { return out.rem_col[x] < out.rem_col[y]; });
+            std::vector<I> c(order.size());
+            std::vector<T> v(order.size());
+            for (std::size_t k = 0; k < order.size(); ++k) {
+                c[k] = out.rem_col[order[k]];
+                v[k] = out.rem_values[order[k]];
+            }
+            std::copy(c.begin(), c.end(), out.rem_col.begin() + std::ptrdiff_t(from));
+            std::copy(v.begin(), v.end(), out.rem_values.begin() + std::ptrdiff_t(from));
+        }
+    }
+
+    // Deal each packet's rows (by descending cost; ties by place) to its threads; a thread's
+    // steps are the local entries of its rows, and the packet is as deep as its busiest thread.
+    out.thread_steps.assign(packets * T_, I(0));
+    std::vector<std::vector<std::int64_t>> dealt(packets); // places, in the order dealt
+    std::uint64_t total = 0;
+    out.slot_ptr.assign(1, I(0));
+    for (std::size_t p = 0; p < packets; ++p) {
+        auto& rows = dealt[p];
+        rows.resize(std::size_t(part.size(std::int64_t(p))));
+        std::iota(rows.begin(), rows.end(), std::int64_t(0));
+        const auto row = [&](std::int64_t i) { return std::size_t(part.rows[std::size_t(part.part_ptr[p] + i)]); };
+        std::stable_sort(rows.begin(), rows.end(),
+                         [&](std::int64_t x, std::int64_t y) { return cost[row(x)] > cost[row(y)]; });
+        std::int64_t depth = 0;
+        for (std::size_t j = 0; j < rows.size(); ++j) {
+            auto& steps = out.thread_steps[p * T_ + zigzag(j, T_)];
+            steps = I(steps + cost[row(rows[j])]);
+            depth = std::max<std::int64_t>(depth, steps);
+        }
+        total += std::uint64_t(depth) * T_;
+        if (total > std::uint64_t(std::numeric_limits<I>::max())) throw InvalidArgument("too many slots");
+        out.slot_ptr.push_back(I(total));
+    }
+
+    out.values.assign(std::size_t(total), T(0));
+    out.local.assign(std::size_t(total) * (out.narrow ? 1 : 2), 0);
+    std::vector<std::size_t> next(T_);
+    for (std::size_t p = 0; p < packets; ++p) {
+        std::fill(next.begin(), next.end(), 0);
+        const auto base = std::size_t(out.slot_ptr[p]);
+        for (std::size_t j = 0; j < dealt[p].size(); ++j) {
+            const std::size_t t = zigzag(j, T_);
+            const auto lr = std::uint32_t(dealt[p][j]);
+            const auto r = std::size_t(part.rows[std::size_t(part.part_ptr[p]) + lr]);
+            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
+                const auto c = std::size_t(a.col_idx[k]);
+                if (of[c] != std::int64_t(p)) continue;
+                const std::size_t slot = base + next[t]++ * T_ + t;
+                const auto lc = std::uint32_t(place[c]);
+                out.values[slot] = a.values[k];
+                if (out.narrow) {
+                    out.local[slot] = lr << 16 | lc;
+                } else {
+                    out.local[2 * slot] = lr;
+                    out.local[2 * slot + 1] = lc;
+                }
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace serial
+
 TEST_CASE("the graph of A + A^T: symmetric, no diagonal, no duplicates", "[sparse][packets]") {
     const auto a = power_law<double>(300);
     const auto g = sparse::detail::symmetric_graph(a);
@@ -372,6 +654,44 @@ TEST_CASE("partitions cover every row once, within the size limit", "[sparse][pa
         const auto b = banded<float>(500, 3, 0.7);
         for (const std::int64_t m : {9, 64, 499})
             check_partition(b, partition_rows(b, m, how), m);
+    }
+}
+
+TEST_CASE("the threaded graph, partition and layout are the serial ones", "[sparse][packets]") {
+    // Past 2^16 rows (several blocks of rows) and with search frontiers past 2^14 vertices (the
+    // power-law graph's), and a grid's narrow frontiers; rows out of order and repeated columns.
+    auto shuffled = power_law<double>(70000);
+    for (std::size_t r = 0; r < std::size_t(shuffled.rows); r += 3)
+        std::reverse(shuffled.col_idx.begin() + shuffled.row_ptr[r],
+                     shuffled.col_idx.begin() + shuffled.row_ptr[r + 1]);
+    if (shuffled.nnz() > 1) shuffled.col_idx[1] = shuffled.col_idx[0];
+    const std::vector<std::pair<std::string, HostCsr<double>>> cases{{"power law", power_law<double>(150000)},
+                                                                     {"Poisson 300^2", poisson2d<double>(300)},
+                                                                     {"rows out of order", shuffled}};
+    for (const auto& [what, a] : cases) {
+        INFO(what);
+        const auto g = sparse::detail::symmetric_graph(a), want_g = serial::symmetric_graph(a);
+        REQUIRE(g.ptr == want_g.ptr);
+        REQUIRE(g.adj == want_g.adj);
+        for (const std::int64_t max_rows : {std::int64_t(3072), std::int64_t(700)}) {
+            const auto p = sparse::detail::grow_parts(g, max_rows), want_p = serial::grow_parts(g, max_rows);
+            REQUIRE(p.part_ptr == want_p.part_ptr);
+            REQUIRE(p.rows == want_p.rows);
+            PacketOptions o;
+            o.local_bytes = std::size_t(max_rows) * 2 * sizeof(double);
+            o.threads = 64;
+            const auto l = build_packets(a, p, o), want = serial::build_packets(a, p, o);
+            CHECK(l.perm == want.perm);
+            CHECK(l.packet_ptr == want.packet_ptr);
+            CHECK(l.slot_ptr == want.slot_ptr);
+            CHECK(l.thread_steps == want.thread_steps);
+            CHECK(l.narrow == want.narrow);
+            CHECK(l.local == want.local);
+            CHECK(l.values == want.values);
+            CHECK(l.rem_row == want.rem_row);
+            CHECK(l.rem_col == want.rem_col);
+            CHECK(l.rem_values == want.rem_values);
+        }
     }
 }
 

@@ -3,13 +3,18 @@
 // one dense row among short ones, power-law row lengths, rows longer than many merge-path
 // work-groups, rectangular, no entries and all-zero values, complex values, int64 indices), alpha
 // and beta of 0, 1 and other values, y as a strided view, and on the shared Matrix Market files
-// when present; layouts built once; the automatic choice; the packeted remainder's share and its
-// fallback off square matrices; bad input refused before any work.
+// when present; layouts built once; SELL-C-sigma built on the device against a layout built on the
+// host from its definition, bit for bit, for several C and sigma; the automatic choice; the
+// packeted remainder's share and its fallback off square matrices; bad input refused before any
+// work.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -421,6 +426,89 @@ TEST_CASE("packeted reports the share of entries left to its remainder, and fall
         check<double, std::int32_t>(ctx, t, tall, Format::packeted, 2.0, 0.0, "packeted on a tall matrix");
         CHECK_FALSE(t.remainder_share());
         CHECK_FALSE(t.build_ms(Format::packeted));
+    }
+}
+
+// SELL-C-sigma as the host lays it out, straight from the definition: within each window of
+// sigma rows a stable sort by descending length, padding rows (length 0, row 0) up to whole
+// chunks, each chunk as wide as its longest row, column-major within the chunk, padding slots
+// column 0 and value 0.
+template <class T, class I>
+sparse::detail::SellArrays<T, I> host_sell(const HostCsr<T, I>& h, unsigned chunk, unsigned sigma) {
+    const auto rows = std::size_t(h.rows), chunks = (rows + chunk - 1) / chunk;
+    const auto length = [&](std::size_t r) { return std::int64_t(h.row_ptr[r + 1] - h.row_ptr[r]); };
+    sparse::detail::SellArrays<T, I> s;
+    s.perm.assign(chunks * chunk, I(0));
+    s.len.assign(chunks * chunk, I(0));
+    std::vector<std::size_t> order(rows);
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    for (std::size_t w = 0; w < rows; w += sigma)
+        std::stable_sort(order.begin() + std::ptrdiff_t(w), order.begin() + std::ptrdiff_t(std::min(rows, w + sigma)),
+                         [&](std::size_t p, std::size_t q) { return length(p) > length(q); });
+    for (std::size_t p = 0; p < rows; ++p) {
+        s.perm[p] = I(order[p]);
+        s.len[p] = I(length(order[p]));
+    }
+    s.chunk_ptr.assign(chunks + 1, 0);
+    for (std::size_t c = 0; c < chunks; ++c) {
+        std::int64_t width = 0;
+        for (std::size_t l = 0; l < chunk; ++l)
+            width = std::max<std::int64_t>(width, s.len[c * chunk + l]);
+        s.chunk_ptr[c + 1] = s.chunk_ptr[c] + width * chunk;
+    }
+    s.col.assign(std::size_t(s.chunk_ptr[chunks]), I(0));
+    s.val.assign(s.col.size(), T(0));
+    for (std::size_t p = 0; p < rows; ++p)
+        for (std::int64_t k = 0; k < std::int64_t(s.len[p]); ++k) {
+            const auto at = std::size_t(s.chunk_ptr[p / chunk] + k * chunk) + p % chunk;
+            s.col[at] = h.col_idx[std::size_t(h.row_ptr[order[p]] + k)];
+            s.val[at] = h.values[std::size_t(h.row_ptr[order[p]] + k)];
+        }
+    return s;
+}
+
+template <class T, class I> void check_sell(const Context& ctx, const HostCsr<T, I>& h, const std::string& what) {
+    const Csr<T, I> a(ctx, h);
+    for (const auto& [chunk, sigma] :
+         {std::pair{8u, 64u}, std::pair{32u, 256u}, std::pair{4u, 4u}, std::pair{1u, 16u}, std::pair{16u, 512u}}) {
+        INFO(what << ": " << h.rows << "x" << h.cols << ", nnz " << h.nnz() << ", C " << chunk << ", sigma " << sigma);
+        const auto got = sparse::detail::sell_arrays(a, chunk, sigma);
+        const auto want = host_sell(h, chunk, sigma);
+        REQUIRE(got.chunk_ptr.size() == (std::size_t(h.rows) + chunk - 1) / chunk + 1);
+        CHECK(got.chunk_ptr == want.chunk_ptr);
+        CHECK(got.len == want.len);
+        CHECK(got.perm == want.perm);
+        CHECK(got.col == want.col);
+        REQUIRE(got.val.size() == want.val.size());
+        // Bit for bit (padding +0 included): memcmp, not ==.
+        CHECK((want.val.empty() || std::memcmp(got.val.data(), want.val.data(), want.val.size() * sizeof(T)) == 0));
+    }
+    if (h.nnz() > 0) check<T, I>(ctx, a, h, Format::sell, T(1.5), T(-0.5), what + ", product");
+}
+
+template <class T, class I> void sell_cases(const Context& ctx) {
+    check_sell<T, I>(ctx, generate<T, I>(0, 0, {}), "0x0");
+    check_sell<T, I>(ctx, generate<T, I>(1, 1, {1}), "1x1");
+    check_sell<T, I>(ctx, generate<T, I>(1, 700, {600}), "a single long row");
+    check_sell<T, I>(ctx, generate<T, I>(37, 5, std::vector<std::int64_t>(37, 0)), "no entries");
+    // Random sizes (not multiples of C or sigma), a third of the rows empty, lengths 0 to 2 sigma
+    // (rows far longer than a chunk), many equal lengths (the sort must keep their order).
+    for (int round = 0; round < 3; ++round) {
+        const std::int64_t rows = 1 + std::int64_t(test::rng()() % 3000);
+        const std::int64_t cols = round == 1 ? 1 + rows / 3 : round == 2 ? 2 * rows + 7 : rows;
+        std::vector<std::int64_t> len(static_cast<std::size_t>(rows));
+        for (auto& l : len)
+            l = test::rng()() % 3 == 0 ? 0 : std::int64_t(test::rng()() % (test::rng()() % 8 == 0 ? 600 : 6));
+        check_sell<T, I>(ctx, generate<T, I>(rows, cols, len), "random lengths, round " + std::to_string(round));
+    }
+    check_sell<T, I>(ctx, generate<T, I>(3001, 3001, power_law(3001, 3001)), "power-law rows");
+}
+
+TEST_CASE("SELL-C-sigma built on the device is the host's layout bit for bit") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        sell_cases<double, std::int32_t>(ctx);
+        sell_cases<std::complex<float>, std::int64_t>(ctx);
+        sell_cases<float, std::int64_t>(ctx);
     }
 }
 

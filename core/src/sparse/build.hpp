@@ -4,12 +4,14 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "xgpu/sparse.hpp"
@@ -102,24 +104,37 @@ HostCsr<T, I> coo_to_csr(std::int64_t rows, std::int64_t cols, std::span<const J
     return a;
 }
 
-template <Index I> RowStats row_stats(std::int64_t rows, std::span<const I> row_ptr) {
-    RowStats s;
-    if (rows == 0) return s;
-    s.min = std::numeric_limits<std::int64_t>::max();
-    for (std::size_t r = 0; r < std::size_t(rows); ++r) {
-        const std::int64_t len = row_ptr[r + 1] - row_ptr[r];
-        s.min = std::min(s.min, len);
-        s.max = std::max(s.max, len);
+// Runs f(b) once for every b in [0, blocks), spread over the host's threads (each takes the next
+// block when done with one, so uneven blocks even out). f must not throw.
+template <class F> void for_blocks(std::size_t blocks, F&& f) {
+    const std::size_t threads = std::min<std::size_t>(blocks, std::max(1u, std::thread::hardware_concurrency()));
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+        for (std::size_t b; (b = next++) < blocks;)
+            f(b);
+    };
+    {
+        std::vector<std::jthread> pool; // joined on the way out, also when one fails to start
+        for (std::size_t t = 1; t < threads; ++t)
+            pool.emplace_back(work);
+        work();
     }
-    s.mean = double(row_ptr[std::size_t(rows)]) / double(rows);
-    double sq = 0;
-    for (std::size_t r = 0; r < std::size_t(rows); ++r) {
-        const double d = double(row_ptr[r + 1] - row_ptr[r]) - s.mean;
-        sq += d * d;
-    }
-    s.stddev = std::sqrt(sq / double(rows));
-    return s;
 }
+
+// Rows a block of the passes over CSR arrays: a fixed count, so that the row statistics, summed
+// block by block in block order, come out the same whatever the number of threads.
+inline constexpr std::size_t csr_block_rows = std::size_t(1) << 16;
+
+// validate_csr's checks, in its order and with its messages, and with them (where stats or
+// diagonal is given) the row statistics and the diagonal (values: nvalues of them), in one pass
+// over the arrays by blocks of rows across the host's threads. Throws before touching stats or
+// diagonal beyond their sizes.
+template <Value T, Index I>
+void check_csr(std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr, std::span<const I> col_idx,
+               std::size_t nvalues, const T* values, RowStats* stats, std::vector<T>* diagonal);
+
+// The row statistics of row pointers known to be valid (the same figures check_csr gives).
+template <Index I> RowStats row_stats(std::int64_t rows, std::span<const I> row_ptr);
 
 template <Value T, Index I>
 std::vector<T> diagonal(std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr, std::span<const I> col_idx,

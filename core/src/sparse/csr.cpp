@@ -1,6 +1,6 @@
 // Csr<T, I>: CSR arrays on a context. Checked on the host before any upload; the row statistics
-// and the diagonal are computed there too (one pass each), so later format choices read them
-// without touching the device.
+// and the diagonal are computed in the same pass (detail::check_csr, over the host's threads), so
+// later format choices read them without touching the device.
 #include "build.hpp"
 #include "layout.hpp"
 
@@ -13,15 +13,17 @@ Csr<T, I>::Csr(const Context& ctx, const HostCsr<T, I>& host)
 template <Value T, Index I>
 Csr<T, I>::Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr,
                std::span<const I> col_idx, std::span<const T> values) {
-    validate_csr<I>(rows, cols, row_ptr, col_idx, values.size());
+    RowStats stats;
+    std::vector<T> diagonal;
+    detail::check_csr<T, I>(rows, cols, row_ptr, col_idx, values.size(), values.data(), &stats, &diagonal);
     ctx_ = ctx;
     rows_ = rows;
     cols_ = cols;
-    stats_ = detail::row_stats<I>(rows, row_ptr);
+    stats_ = stats;
     row_ptr_ = to_device<I>(ctx, row_ptr);
     col_idx_ = to_device<I>(ctx, col_idx);
     values_ = to_device<T>(ctx, values);
-    diagonal_ = to_device<T>(ctx, detail::diagonal<T, I>(rows, cols, row_ptr, col_idx, values));
+    diagonal_ = to_device<T>(ctx, diagonal);
     layouts_ = std::make_shared<detail::LayoutCache>();
 }
 

@@ -13,9 +13,57 @@ template <Index I> void check_index_width(std::int64_t rows, std::int64_t cols, 
     detail::check_fits<I>(rows, cols, nnz);
 }
 
+namespace detail {
+
+namespace {
+
+// What one block of rows found: its share of the row statistics, and the first error in it.
+struct BlockScan {
+    static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+    std::int64_t min = std::numeric_limits<std::int64_t>::max(), max = 0;
+    double sq = 0;                       // squared deviations from the mean, summed in row order
+    std::size_t fall = none;             // the first row r whose row_ptr[r + 1] < row_ptr[r]
+    std::size_t bad = none, bad_row = 0; // the first entry whose column is out of range, and its row
+};
+
+// The lengths of rows [r0, r1): their extremes and squared deviations from `mean`, stopping at
+// the first falling pointer. True when the block's pointers do not fall.
 template <Index I>
-void validate_csr(std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr, std::span<const I> col_idx,
-                  std::size_t nvalues) {
+bool block_lengths(std::span<const I> row_ptr, std::size_t r0, std::size_t r1, double mean, BlockScan& s) {
+    for (std::size_t r = r0; r < r1; ++r) {
+        const std::int64_t len = std::int64_t(row_ptr[r + 1]) - std::int64_t(row_ptr[r]);
+        if (len < 0) {
+            s.fall = r;
+            return false;
+        }
+        s.min = std::min(s.min, len);
+        s.max = std::max(s.max, len);
+        const double d = double(len) - mean;
+        s.sq += d * d;
+    }
+    return true;
+}
+
+RowStats combine(std::int64_t rows, double mean, const std::vector<BlockScan>& blocks) {
+    RowStats s;
+    if (rows == 0) return s;
+    s.min = std::numeric_limits<std::int64_t>::max();
+    double sq = 0;
+    for (const BlockScan& b : blocks) { // in block order: the same sum on any number of threads
+        s.min = std::min(s.min, b.min);
+        s.max = std::max(s.max, b.max);
+        sq += b.sq;
+    }
+    s.mean = mean;
+    s.stddev = std::sqrt(sq / double(rows));
+    return s;
+}
+
+} // namespace
+
+template <Value T, Index I>
+void check_csr(std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr, std::span<const I> col_idx,
+               std::size_t nvalues, const T* values, RowStats* stats, std::vector<T>* diagonal) {
     detail::check_fits<I>(rows, cols, std::max<std::uint64_t>(col_idx.size(), nvalues));
     const auto fail = [](const std::string& what) { throw InvalidArgument("xgpu: sparse: " + what); };
     if (row_ptr.size() != std::uint64_t(rows) + 1)
@@ -24,17 +72,60 @@ void validate_csr(std::int64_t rows, std::int64_t cols, std::span<const I> row_p
     if (col_idx.size() != nvalues)
         fail(fmt::format("col_idx has {} entries and values {}: they must match", col_idx.size(), nvalues));
     if (row_ptr[0] != 0) fail(fmt::format("row_ptr[0] is {}: row pointers must start at 0", row_ptr[0]));
-    for (std::size_t r = 0; r < std::size_t(rows); ++r)
-        if (row_ptr[r + 1] < row_ptr[r])
-            fail(fmt::format("row pointers must not fall: row_ptr[{}] = {} but row_ptr[{}] = {}", r, row_ptr[r], r + 1,
-                             row_ptr[r + 1]));
-    if (std::uint64_t(row_ptr[std::size_t(rows)]) != nvalues)
-        fail(fmt::format("row_ptr ends at {} but there are {} entries (nnz)", row_ptr[std::size_t(rows)], nvalues));
-    for (std::size_t r = 0; r < std::size_t(rows); ++r)
-        for (auto k = row_ptr[r]; k < row_ptr[r + 1]; ++k)
-            if (col_idx[std::size_t(k)] < 0 || col_idx[std::size_t(k)] >= cols)
-                fail(fmt::format("col_idx[{}] = {} (row {}) is out of range for {} columns", k, col_idx[std::size_t(k)],
-                                 r, cols));
+
+    // Every block checks its pointers, then its columns (and sums its diagonal entries) where its
+    // pointers rise and stay within the entries; where they leave them, an error the serial order
+    // reports first (a fall before the block, or the end) is found below.
+    const auto n = std::size_t(rows);
+    const double mean = rows ? double(row_ptr[n]) / double(rows) : 0.0;
+    const std::size_t diag = std::size_t(std::min(rows, cols));
+    if (diagonal) diagonal->assign(diag, T(0));
+    std::vector<BlockScan> blocks((n + csr_block_rows - 1) / csr_block_rows);
+    for_blocks(blocks.size(), [&](std::size_t b) {
+        BlockScan& s = blocks[b];
+        const std::size_t r0 = b * csr_block_rows, r1 = std::min(n, r0 + csr_block_rows);
+        if (!block_lengths<I>(row_ptr, r0, r1, mean, s)) return;
+        if (row_ptr[r0] < 0 || std::uint64_t(row_ptr[r1]) > nvalues) return;
+        for (std::size_t r = r0; r < r1; ++r)
+            for (auto k = std::size_t(row_ptr[r]); k < std::size_t(row_ptr[r + 1]); ++k) {
+                const I c = col_idx[k];
+                if (c < 0 || c >= cols) {
+                    s.bad = k;
+                    s.bad_row = r;
+                    return;
+                }
+                if (diagonal && std::size_t(c) == r && r < diag) (*diagonal)[r] += values[k];
+            }
+    });
+    for (const BlockScan& s : blocks)
+        if (s.fall != BlockScan::none)
+            fail(fmt::format("row pointers must not fall: row_ptr[{}] = {} but row_ptr[{}] = {}", s.fall,
+                             row_ptr[s.fall], s.fall + 1, row_ptr[s.fall + 1]));
+    if (std::uint64_t(row_ptr[n]) != nvalues)
+        fail(fmt::format("row_ptr ends at {} but there are {} entries (nnz)", row_ptr[n], nvalues));
+    for (const BlockScan& s : blocks)
+        if (s.bad != BlockScan::none)
+            fail(fmt::format("col_idx[{}] = {} (row {}) is out of range for {} columns", s.bad, col_idx[s.bad],
+                             s.bad_row, cols));
+    if (stats) *stats = combine(rows, mean, blocks);
+}
+
+template <Index I> RowStats row_stats(std::int64_t rows, std::span<const I> row_ptr) {
+    const auto n = std::size_t(rows);
+    const double mean = rows ? double(row_ptr[n]) / double(rows) : 0.0;
+    std::vector<BlockScan> blocks((n + csr_block_rows - 1) / csr_block_rows);
+    for_blocks(blocks.size(), [&](std::size_t b) {
+        block_lengths<I>(row_ptr, b * csr_block_rows, std::min(n, (b + 1) * csr_block_rows), mean, blocks[b]);
+    });
+    return combine(rows, mean, blocks);
+}
+
+} // namespace detail
+
+template <Index I>
+void validate_csr(std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr, std::span<const I> col_idx,
+                  std::size_t nvalues) {
+    detail::check_csr<double, I>(rows, cols, row_ptr, col_idx, nvalues, nullptr, nullptr, nullptr);
 }
 
 template <Value T, Index I> void HostCsr<T, I>::validate() const {
@@ -148,6 +239,8 @@ template <Value T, Index I> std::string asymmetry(const HostCsr<T, I>& a, double
 }
 
 #define XGPU_SPARSE_INSTANTIATE(T, I)                                                                                  \
+    template void detail::check_csr(std::int64_t, std::int64_t, std::span<const I>, std::span<const I>, std::size_t,   \
+                                    const T*, RowStats*, std::vector<T>*);                                             \
     template struct HostCsr<T, I>;                                                                                     \
     template HostCsr<T, I> from_coo(std::int64_t, std::int64_t, std::span<const I>, std::span<const I>,                \
                                     std::span<const T>);                                                               \
@@ -159,6 +252,8 @@ XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_INSTANTIATE)
 #undef XGPU_SPARSE_INSTANTIATE
 template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);
 template void check_index_width<std::int64_t>(std::int64_t, std::int64_t, std::uint64_t);
+template RowStats detail::row_stats(std::int64_t, std::span<const std::int32_t>);
+template RowStats detail::row_stats(std::int64_t, std::span<const std::int64_t>);
 template void validate_csr(std::int64_t, std::int64_t, std::span<const std::int32_t>, std::span<const std::int32_t>,
                            std::size_t);
 template void validate_csr(std::int64_t, std::int64_t, std::span<const std::int64_t>, std::span<const std::int64_t>,

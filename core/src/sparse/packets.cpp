@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -88,65 +89,104 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
         widest = std::max(widest, part.size(std::int64_t(p)));
     out.narrow = widest <= 65536;
 
+    // Every pass below runs over the host's threads by blocks of packets or of rows, each block
+    // writing only its own rows' or packets' entries, so the layout is the one a serial pass gives.
+    constexpr std::size_t packet_block = 64;
+    const std::size_t packet_blocks = (packets + packet_block - 1) / packet_block;
+    const auto packets_of = [packets](std::size_t b) {
+        return std::pair{b * packet_block, std::min(packets, (b + 1) * packet_block)};
+    };
+
     // The packet of every row and its place in it.
     std::vector<std::int64_t> of(n), place(n);
-    for (std::size_t p = 0; p < packets; ++p)
-        for (auto i = part.part_ptr[p]; i < part.part_ptr[p + 1]; ++i) {
-            of[std::size_t(part.rows[std::size_t(i)])] = std::int64_t(p);
-            place[std::size_t(part.rows[std::size_t(i)])] = i - part.part_ptr[p];
-        }
-
-    // Local entries per row; the rest go to the remainder, row by row, columns sorted.
-    std::vector<std::int64_t> cost(n, 0);
-    std::vector<std::size_t> order;
-    for (std::size_t r = 0; r < n; ++r) {
-        const std::size_t from = out.rem_col.size();
-        for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
-            const auto c = std::size_t(a.col_idx[k]);
-            if (of[c] == of[r]) {
-                ++cost[r];
-            } else {
-                out.rem_row.push_back(I(r));
-                out.rem_col.push_back(a.col_idx[k]);
-                out.rem_values.push_back(a.values[k]);
+    detail::for_blocks(packet_blocks, [&](std::size_t b) {
+        const auto [p0, p1] = packets_of(b);
+        for (std::size_t p = p0; p < p1; ++p)
+            for (auto i = part.part_ptr[p]; i < part.part_ptr[p + 1]; ++i) {
+                of[std::size_t(part.rows[std::size_t(i)])] = std::int64_t(p);
+                place[std::size_t(part.rows[std::size_t(i)])] = i - part.part_ptr[p];
             }
+    });
+
+    // Local entries per row; the rest go to the remainder, row by row, columns sorted: counted by
+    // blocks of rows, then written from each block's offset.
+    const std::size_t row_blocks = (n + detail::csr_block_rows - 1) / detail::csr_block_rows;
+    const auto rows_of = [n](std::size_t b) {
+        return std::pair{b * detail::csr_block_rows, std::min(n, (b + 1) * detail::csr_block_rows)};
+    };
+    std::vector<std::int64_t> cost(n, 0);
+    std::vector<std::size_t> rem_from(row_blocks + 1, 0);
+    detail::for_blocks(row_blocks, [&](std::size_t b) {
+        const auto [r0, r1] = rows_of(b);
+        std::size_t remote = 0;
+        for (std::size_t r = r0; r < r1; ++r) {
+            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+                if (of[std::size_t(a.col_idx[k])] == of[r]) ++cost[r];
+            remote += std::size_t(a.row_ptr[r + 1] - a.row_ptr[r]) - std::size_t(cost[r]);
         }
-        if (!std::is_sorted(out.rem_col.begin() + std::ptrdiff_t(from), out.rem_col.end())) {
-            order.resize(out.rem_col.size() - from);
+        rem_from[b + 1] = remote;
+    });
+    for (std::size_t b = 0; b < row_blocks; ++b)
+        rem_from[b + 1] += rem_from[b];
+    out.rem_row.resize(rem_from[row_blocks]);
+    out.rem_col.resize(rem_from[row_blocks]);
+    out.rem_values.resize(rem_from[row_blocks]);
+    detail::for_blocks(row_blocks, [&](std::size_t b) {
+        const auto [r0, r1] = rows_of(b);
+        std::size_t at = rem_from[b];
+        std::vector<std::size_t> order;
+        std::vector<I> c;
+        std::vector<T> v;
+        for (std::size_t r = r0; r < r1; ++r) {
+            const std::size_t from = at;
+            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+                if (of[std::size_t(a.col_idx[k])] != of[r]) {
+                    out.rem_row[at] = I(r);
+                    out.rem_col[at] = a.col_idx[k];
+                    out.rem_values[at] = a.values[k];
+                    ++at;
+                }
+            const auto cb = out.rem_col.begin() + std::ptrdiff_t(from), ce = out.rem_col.begin() + std::ptrdiff_t(at);
+            if (std::is_sorted(cb, ce)) continue;
+            order.resize(at - from);
             std::iota(order.begin(), order.end(), from);
             std::stable_sort(order.begin(), order.end(),
                              [&](std::size_t x, std::size_t y) { return out.rem_col[x] < out.rem_col[y]; });
-            std::vector<I> c(order.size());
-            std::vector<T> v(order.size());
+            c.resize(order.size());
+            v.resize(order.size());
             for (std::size_t k = 0; k < order.size(); ++k) {
                 c[k] = out.rem_col[order[k]];
                 v[k] = out.rem_values[order[k]];
             }
-            std::copy(c.begin(), c.end(), out.rem_col.begin() + std::ptrdiff_t(from));
+            std::copy(c.begin(), c.end(), cb);
             std::copy(v.begin(), v.end(), out.rem_values.begin() + std::ptrdiff_t(from));
         }
-    }
+    });
 
     // Deal each packet's rows (by descending cost; ties by place) to its threads; a thread's
     // steps are the local entries of its rows, and the packet is as deep as its busiest thread.
+    // dealt[part_ptr[p] ..]: packet p's places, in the order dealt.
     out.thread_steps.assign(packets * T_, I(0));
-    std::vector<std::vector<std::int64_t>> dealt(packets); // places, in the order dealt
+    std::vector<std::int64_t> dealt(n), depth(packets, 0);
+    detail::for_blocks(packet_blocks, [&](std::size_t b) {
+        const auto [p0, p1] = packets_of(b);
+        for (std::size_t p = p0; p < p1; ++p) {
+            const auto rows = dealt.begin() + part.part_ptr[p], rows_end = dealt.begin() + part.part_ptr[p + 1];
+            std::iota(rows, rows_end, std::int64_t(0));
+            const auto row = [&](std::int64_t i) { return std::size_t(part.rows[std::size_t(part.part_ptr[p] + i)]); };
+            std::stable_sort(rows, rows_end,
+                             [&](std::int64_t x, std::int64_t y) { return cost[row(x)] > cost[row(y)]; });
+            for (std::size_t j = 0; j < std::size_t(rows_end - rows); ++j) {
+                auto& steps = out.thread_steps[p * T_ + zigzag(j, T_)];
+                steps = I(steps + cost[row(rows[std::ptrdiff_t(j)])]);
+                depth[p] = std::max<std::int64_t>(depth[p], steps);
+            }
+        }
+    });
     std::uint64_t total = 0;
     out.slot_ptr.assign(1, I(0));
     for (std::size_t p = 0; p < packets; ++p) {
-        auto& rows = dealt[p];
-        rows.resize(std::size_t(part.size(std::int64_t(p))));
-        std::iota(rows.begin(), rows.end(), std::int64_t(0));
-        const auto row = [&](std::int64_t i) { return std::size_t(part.rows[std::size_t(part.part_ptr[p] + i)]); };
-        std::stable_sort(rows.begin(), rows.end(),
-                         [&](std::int64_t x, std::int64_t y) { return cost[row(x)] > cost[row(y)]; });
-        std::int64_t depth = 0;
-        for (std::size_t j = 0; j < rows.size(); ++j) {
-            auto& steps = out.thread_steps[p * T_ + zigzag(j, T_)];
-            steps = I(steps + cost[row(rows[j])]);
-            depth = std::max<std::int64_t>(depth, steps);
-        }
-        total += std::uint64_t(depth) * T_;
+        total += std::uint64_t(depth[p]) * T_;
         if (total > std::uint64_t(std::numeric_limits<I>::max()))
             throw InvalidArgument(fmt::format("xgpu: sparse: packets: the layout needs more than {} slots, which do "
                                               "not fit {} indices: use int64 indices (HostCsr<T, std::int64_t>)",
@@ -156,29 +196,33 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
 
     out.values.assign(std::size_t(total), T(0));
     out.local.assign(std::size_t(total) * (out.narrow ? 1 : 2), 0);
-    std::vector<std::size_t> next(T_);
-    for (std::size_t p = 0; p < packets; ++p) {
-        std::fill(next.begin(), next.end(), 0);
-        const auto base = std::size_t(out.slot_ptr[p]);
-        for (std::size_t j = 0; j < dealt[p].size(); ++j) {
-            const std::size_t t = zigzag(j, T_);
-            const auto lr = std::uint32_t(dealt[p][j]);
-            const auto r = std::size_t(part.rows[std::size_t(part.part_ptr[p]) + lr]);
-            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
-                const auto c = std::size_t(a.col_idx[k]);
-                if (of[c] != std::int64_t(p)) continue;
-                const std::size_t slot = base + next[t]++ * T_ + t;
-                const auto lc = std::uint32_t(place[c]);
-                out.values[slot] = a.values[k];
-                if (out.narrow) {
-                    out.local[slot] = lr << 16 | lc;
-                } else {
-                    out.local[2 * slot] = lr;
-                    out.local[2 * slot + 1] = lc;
+    detail::for_blocks(packet_blocks, [&](std::size_t b) {
+        const auto [p0, p1] = packets_of(b);
+        std::vector<std::size_t> next(T_);
+        for (std::size_t p = p0; p < p1; ++p) {
+            std::fill(next.begin(), next.end(), 0);
+            const auto base = std::size_t(out.slot_ptr[p]);
+            const auto first = std::size_t(part.part_ptr[p]), size = std::size_t(part.part_ptr[p + 1]) - first;
+            for (std::size_t j = 0; j < size; ++j) {
+                const std::size_t t = zigzag(j, T_);
+                const auto lr = std::uint32_t(dealt[first + j]);
+                const auto r = std::size_t(part.rows[first + lr]);
+                for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
+                    const auto c = std::size_t(a.col_idx[k]);
+                    if (of[c] != std::int64_t(p)) continue;
+                    const std::size_t slot = base + next[t]++ * T_ + t;
+                    const auto lc = std::uint32_t(place[c]);
+                    out.values[slot] = a.values[k];
+                    if (out.narrow) {
+                        out.local[slot] = lr << 16 | lc;
+                    } else {
+                        out.local[2 * slot] = lr;
+                        out.local[2 * slot + 1] = lc;
+                    }
                 }
             }
         }
-    }
+    });
     return out;
 }
 

@@ -2,8 +2,13 @@
 // when built with it, METIS.
 #include "partition.hpp"
 
+#include "build.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -40,42 +45,77 @@ std::vector<std::int64_t> Partition::part_of() const {
 
 namespace detail {
 
+// Over the host's threads, by blocks of rows: A's pattern transposed (columns counted and placed
+// with atomic increments, each list then sorted, so the result does not depend on the order the
+// threads ran in), then each vertex's row of A and column of A merged, twice: to count, then to
+// write in place. No per-vertex allocation; a row of A out of order is sorted in a copy.
 template <Value T, Index I> Graph symmetric_graph(const HostCsr<T, I>& a) {
     const auto n = std::size_t(a.rows);
+    const std::size_t blocks = (n + csr_block_rows - 1) / csr_block_rows;
+    const auto rows_of = [n](std::size_t b) {
+        return std::pair{b * csr_block_rows, std::min(n, (b + 1) * csr_block_rows)};
+    };
+    std::vector<std::int64_t> tptr(n + 1, 0);
+    for_blocks(blocks, [&](std::size_t b) {
+        const auto [r0, r1] = rows_of(b);
+        for (std::size_t r = r0; r < r1; ++r)
+            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+                if (const auto c = std::size_t(a.col_idx[k]); c != r)
+                    std::atomic_ref<std::int64_t>(tptr[c + 1]).fetch_add(1, std::memory_order_relaxed);
+    });
+    for (std::size_t v = 0; v < n; ++v)
+        tptr[v + 1] += tptr[v];
+    std::vector<std::int64_t> tadj(static_cast<std::size_t>(tptr[n]));
+    {
+        std::vector<std::int64_t> pos(tptr.begin(), tptr.end() - 1);
+        for_blocks(blocks, [&](std::size_t b) {
+            const auto [r0, r1] = rows_of(b);
+            for (std::size_t r = r0; r < r1; ++r)
+                for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
+                    if (const auto c = std::size_t(a.col_idx[k]); c != r)
+                        tadj[std::size_t(std::atomic_ref<std::int64_t>(pos[c]).fetch_add(
+                            1, std::memory_order_relaxed))] = std::int64_t(r);
+        });
+    }
+    // Vertex v's neighbours: row v of A and column v of A (tadj, sorted here), without v, merged
+    // and distinct; with out == nullptr only counted.
+    const auto merge = [&](std::size_t v, std::vector<std::int64_t>& row, std::int64_t* out) {
+        row.clear();
+        for (auto k = std::size_t(a.row_ptr[v]); k < std::size_t(a.row_ptr[v + 1]); ++k)
+            if (const auto c = std::int64_t(a.col_idx[k]); c != std::int64_t(v)) row.push_back(c);
+        if (!std::is_sorted(row.begin(), row.end())) std::sort(row.begin(), row.end());
+        const std::int64_t* t = tadj.data() + tptr[v];
+        const std::int64_t* const t_end = tadj.data() + tptr[v + 1];
+        std::size_t i = 0, count = 0;
+        std::int64_t last = -1;
+        while (i < row.size() || t != t_end) {
+            const std::int64_t u = t == t_end || (i < row.size() && row[i] < *t) ? row[i++] : *t++;
+            if (u == last) continue;
+            last = u;
+            if (out) out[count] = u;
+            ++count;
+        }
+        return count;
+    };
     Graph g;
     g.ptr.assign(n + 1, 0);
-    for (std::size_t r = 0; r < n; ++r)
-        for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
-            if (const auto c = std::size_t(a.col_idx[k]); c != r) {
-                ++g.ptr[r + 1];
-                ++g.ptr[c + 1];
-            }
+    for_blocks(blocks, [&](std::size_t b) {
+        const auto [r0, r1] = rows_of(b);
+        std::vector<std::int64_t> row;
+        for (std::size_t v = r0; v < r1; ++v) {
+            std::sort(tadj.begin() + tptr[v], tadj.begin() + tptr[v + 1]);
+            g.ptr[v + 1] = std::int64_t(merge(v, row, nullptr));
+        }
+    });
     for (std::size_t v = 0; v < n; ++v)
         g.ptr[v + 1] += g.ptr[v];
     g.adj.resize(std::size_t(g.ptr[n]));
-    {
-        std::vector<std::int64_t> pos(g.ptr.begin(), g.ptr.end() - 1);
-        for (std::size_t r = 0; r < n; ++r)
-            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k)
-                if (const auto c = std::size_t(a.col_idx[k]); c != r) {
-                    g.adj[std::size_t(pos[r]++)] = std::int64_t(c);
-                    g.adj[std::size_t(pos[c]++)] = std::int64_t(r);
-                }
-    }
-    // Sort and drop the duplicates (an entry present as (r, c) and (c, r), or repeated in a
-    // non-canonical matrix), compacting in place.
-    std::size_t out = 0;
-    std::int64_t begin = 0;
-    for (std::size_t v = 0; v < n; ++v) {
-        const auto b = g.adj.begin() + begin, e = g.adj.begin() + g.ptr[v + 1];
-        std::sort(b, e);
-        const auto last = std::unique(b, e);
-        begin = g.ptr[v + 1];
-        g.ptr[v + 1] = std::int64_t(out + std::size_t(last - b));
-        out = std::size_t(std::copy(b, last, g.adj.begin() + std::ptrdiff_t(out)) - g.adj.begin());
-    }
-    g.adj.resize(out);
-    g.adj.shrink_to_fit();
+    for_blocks(blocks, [&](std::size_t b) {
+        const auto [r0, r1] = rows_of(b);
+        std::vector<std::int64_t> row;
+        for (std::size_t v = r0; v < r1; ++v)
+            merge(v, row, g.adj.data() + g.ptr[v]);
+    });
     return g;
 }
 
@@ -86,12 +126,61 @@ struct Levels {
     std::size_t last = 0;  // where the last one begins in the order
 };
 
+// Frontiers of at least this many vertices are expanded over the host's threads, in blocks of
+// this many; smaller ones (a grid's, a few thousand) in the calling thread, and all of them on a
+// host of fewer than 4 threads: the expansion reads every edge twice and claims with atomics, so
+// 2 threads do no better than one and were seen doing worse.
+constexpr std::size_t parallel_frontier = std::size_t(1) << 14;
+bool parallel_search() {
+    static const bool wide = std::thread::hardware_concurrency() >= 4;
+    return wide;
+}
+
+// The next level of a breadth-first search, order[head .. end), appended to order in the order a
+// serial scan of the frontier reaches it: a vertex is claimed by the first frontier vertex that
+// reaches it (the least index, an atomic minimum in claim[]), and each block of the frontier
+// lists what its vertices claimed, in the order of their neighbours; the lists are joined in
+// block order. claim[] is all ones between levels.
+template <class Open>
+void expand_parallel(const Graph& g, std::vector<std::int64_t>& order, std::size_t head, std::size_t end,
+                     std::vector<std::uint32_t>& seen, std::uint32_t stamp, Open open,
+                     std::vector<std::uint64_t>& claim) {
+    const std::size_t blocks = (end - head + parallel_frontier - 1) / parallel_frontier;
+    const auto each = [&](std::size_t b, auto&& f) {
+        for (std::size_t i = head + b * parallel_frontier; i < std::min(end, head + (b + 1) * parallel_frontier); ++i) {
+            const auto v = std::size_t(order[i]);
+            for (auto k = g.ptr[v]; k < g.ptr[v + 1]; ++k)
+                if (const auto u = g.adj[std::size_t(k)]; seen[std::size_t(u)] != stamp && open(u)) f(i, u);
+        }
+    };
+    for_blocks(blocks, [&](std::size_t b) {
+        each(b, [&](std::size_t i, std::int64_t u) {
+            std::atomic_ref<std::uint64_t> c(claim[std::size_t(u)]);
+            for (std::uint64_t was = c.load(std::memory_order_relaxed);
+                 i < was && !c.compare_exchange_weak(was, i, std::memory_order_relaxed);)
+                ;
+        });
+    });
+    std::vector<std::vector<std::int64_t>> found(blocks);
+    for_blocks(blocks, [&](std::size_t b) {
+        each(b, [&](std::size_t i, std::int64_t u) {
+            if (claim[std::size_t(u)] == i) found[b].push_back(u);
+        });
+    });
+    for (const auto& f : found)
+        for (const auto u : f) {
+            seen[std::size_t(u)] = stamp;
+            claim[std::size_t(u)] = ~std::uint64_t(0);
+            order.push_back(u);
+        }
+}
+
 // Breadth-first search over the vertices that `open` allows, from `start`, appending them to
 // `order` in the order reached. `seen` holds a stamp per vertex so that repeated searches need no
-// clearing.
+// clearing; claim (one word a vertex, all ones) serves expand_parallel.
 template <class Open>
 Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order, std::vector<std::uint32_t>& seen,
-           std::uint32_t stamp, Open open) {
+           std::uint32_t stamp, Open open, std::vector<std::uint64_t>& claim) {
     const std::size_t first = order.size();
     order.push_back(start);
     seen[std::size_t(start)] = stamp;
@@ -101,6 +190,11 @@ Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order,
         levels.last = head;
         ++levels.count;
         const std::size_t end = order.size();
+        if (end - head >= parallel_frontier && parallel_search()) {
+            expand_parallel(g, order, head, end, seen, stamp, open, claim);
+            head = end;
+            continue;
+        }
         for (; head < end; ++head) {
             const auto v = std::size_t(order[head]);
             for (auto k = g.ptr[v]; k < g.ptr[v + 1]; ++k)
@@ -115,21 +209,26 @@ Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order,
 
 // A vertex far from the rest of start's component (George and Liu's pseudo-peripheral node):
 // search from start, move to a vertex of least degree in the last level, repeat while the
-// number of levels grows. A few sweeps suffice; each costs one pass over the component.
+// number of levels grows. A few sweeps suffice; each costs one pass over the component. Appends
+// to `order` the component in breadth-first order from the vertex returned: where the sweeps
+// stopped because the levels did not grow, the last sweep's search, which was from that vertex.
 template <class Open>
-std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::uint32_t>& seen, std::uint32_t& stamp,
-                        Open open) {
-    std::vector<std::int64_t> order;
+std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order,
+                        std::vector<std::uint32_t>& seen, std::uint32_t& stamp, Open open,
+                        std::vector<std::uint64_t>& claim) {
+    const std::size_t from = order.size();
     std::size_t depth = 0;
     for (int sweep = 0; sweep < 8; ++sweep) {
-        order.clear();
-        const Levels levels = bfs(g, start, order, seen, ++stamp, open);
-        if (sweep > 0 && levels.count <= depth) break;
+        order.resize(from);
+        const Levels levels = bfs(g, start, order, seen, ++stamp, open, claim);
+        if (sweep > 0 && levels.count <= depth) return start;
         depth = levels.count;
         const auto degree = [&](std::int64_t v) { return g.ptr[std::size_t(v) + 1] - g.ptr[std::size_t(v)]; };
         start = *std::min_element(order.begin() + std::ptrdiff_t(levels.last), order.end(),
                                   [&](std::int64_t x, std::int64_t y) { return degree(x) < degree(y); });
     }
+    order.resize(from);
+    bfs(g, start, order, seen, ++stamp, open, claim);
     return start;
 }
 
@@ -165,6 +264,7 @@ Partition grow_parts(const Graph& g, std::int64_t max_rows) {
     const std::int64_t target = (n + count - 1) / count;
 
     std::vector<std::uint32_t> seen(std::size_t(n), 0);
+    std::vector<std::uint64_t> claim(std::size_t(n), ~std::uint64_t(0));
     std::uint32_t stamp = 0;
     std::vector<std::int64_t> order;
     order.reserve(std::size_t(n));
@@ -174,7 +274,7 @@ Partition grow_parts(const Graph& g, std::int64_t max_rows) {
             if (placed[std::size_t(v)]) continue;
             const auto open = [&](std::int64_t u) { return !placed[std::size_t(u)]; };
             const std::size_t from = order.size();
-            bfs(g, peripheral(g, v, seen, stamp, open), order, seen, ++stamp, open);
+            peripheral(g, v, order, seen, stamp, open, claim);
             for (std::size_t k = from; k < order.size(); ++k)
                 placed[std::size_t(order[k])] = 1;
         }

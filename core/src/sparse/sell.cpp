@@ -1,8 +1,8 @@
 // SELL-C-sigma (Kreutzer, Hager, Wellein, Fehske and Bishop 2014), kernels/spmv_sell.kernel: the
-// layout is built on the host from the matrix's CSR on the first product in this format and kept
-// with the matrix (layout.hpp).
+// layout is built on the device from the matrix's CSR (kernels/sell_build.kernel) on the first
+// product in this format and kept with the matrix (layout.hpp). The CSR never leaves the device:
+// the only transfer is the layout's size, read back to allocate it.
 #include <algorithm>
-#include <numeric>
 
 #include <fmt/format.h>
 
@@ -11,6 +11,7 @@
 #include "../codegen/skeleton.hpp"
 #include "layout.hpp"
 #include "spmv.hpp"
+#include "xgpu/scan.hpp"
 
 namespace xgpu::sparse::detail {
 
@@ -32,50 +33,55 @@ template <Value T, Index I> struct SellLayout : Layout {
     Array<I> len, perm;            // per sorted row (padded to whole chunks): its length, its original row
     Array<I> col;
     Array<T> val;
+    std::int64_t slots = 0; // the elements of col and val in use (one stands in for none)
 };
 
 template <Value T, Index I>
 std::shared_ptr<const SellLayout<T, I>> build(const Csr<T, I>& a, unsigned chunk, unsigned sigma) {
-    const HostCsr<T, I> h = a.to_host();
-    const auto rows = std::size_t(h.rows), chunks = (rows + chunk - 1) / chunk, padded_rows = chunks * chunk;
-    const auto length = [&](std::size_t r) { return h.row_ptr[r + 1] - h.row_ptr[r]; };
-
-    // Longest rows first within each window of sigma rows (stable: equal rows keep their order).
-    std::vector<I> perm(padded_rows, I(0)), len(padded_rows, I(0));
-    std::iota(perm.begin(), perm.begin() + std::ptrdiff_t(rows), I(0));
-    for (std::size_t w = 0; w < rows; w += sigma)
-        std::stable_sort(perm.begin() + std::ptrdiff_t(w), perm.begin() + std::ptrdiff_t(std::min(rows, w + sigma)),
-                         [&](I p, I q) { return length(std::size_t(p)) > length(std::size_t(q)); });
-    for (std::size_t p = 0; p < rows; ++p)
-        len[p] = length(std::size_t(perm[p]));
-
-    std::vector<std::int64_t> chunk_ptr(chunks + 1, 0);
-    for (std::size_t c = 0; c < chunks; ++c) {
-        const I width =
-            *std::max_element(len.begin() + std::ptrdiff_t(c * chunk), len.begin() + std::ptrdiff_t((c + 1) * chunk));
-        chunk_ptr[c + 1] = chunk_ptr[c] + std::int64_t(width) * chunk;
-    }
-    // Padding: column 0 and value 0, never read (the kernel stops at each row's length).
-    std::vector<I> col(std::size_t(chunk_ptr[chunks]), I(0));
-    std::vector<T> val(col.size(), T(0));
-    for (std::size_t p = 0; p < rows; ++p) {
-        const auto at = std::size_t(chunk_ptr[p / chunk]) + p % chunk, from = std::size_t(h.row_ptr[perm[p]]);
-        for (std::size_t k = 0; k < std::size_t(len[p]); ++k) {
-            col[at + k * chunk] = h.col_idx[from + k];
-            val[at + k * chunk] = h.values[from + k];
-        }
-    }
-
+    if (chunk == 0 || sigma % chunk != 0)
+        throw InvalidArgument(
+            fmt::format("xgpu: sparse: SELL-C-sigma: sigma {} must be a multiple of C {}", sigma, chunk));
+    const Context& ctx = a.context();
+    const Queue q = ctx.current_queue();
+    const auto rows = std::uint64_t(a.rows()), chunks = (rows + chunk - 1) / chunk, padded = chunks * chunk;
     auto l = std::make_shared<SellLayout<T, I>>();
     l->chunk = chunk;
     l->sigma = sigma;
-    const Context& ctx = a.context();
-    l->chunk_ptr = to_device<std::int64_t>(ctx, chunk_ptr);
-    l->len = to_device<I>(ctx, len);
-    l->perm = to_device<I>(ctx, perm);
-    l->col = to_device<I>(ctx, col);
-    l->val = to_device<T>(ctx, val);
-    ctx.current_queue().finish(); // the build time includes the upload
+    l->len = empty<I>(ctx, {std::size_t(padded)});
+    l->perm = empty<I>(ctx, {std::size_t(padded)});
+    l->chunk_ptr = zeros<std::int64_t>(ctx, {std::size_t(chunks) + 1});
+    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
+    const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
+    const unsigned wg = group_size(ctx);
+    const auto source = [&] {
+        return codegen::fill("sell_build.kernel", {{"spmv_h", spmv_support<T, I>()},
+                                                   {"group_size", std::to_string(wg)},
+                                                   {"chunk", std::to_string(chunk)},
+                                                   {"sigma", std::to_string(sigma)}});
+    };
+    const std::string key = fmt::format("{}|g{}c{}s{}", spmv_key<T, I>("sell_build"), wg, chunk, sigma);
+    if (rows > 0) {
+        // Chunk sizes into chunk_ptr, then scanned there in place.
+        const Kernel sort = xgpu::detail::generated_kernel(ctx, key + "|sort", source, "xgpu_sell_sort");
+        sort.launch(q, codegen::groups_grid((rows + sigma - 1) / sigma, wg), d(a.row_ptr()).buffer, o(a.row_ptr()),
+                    d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->chunk_ptr).buffer, o(l->chunk_ptr),
+                    rows, chunks);
+        ScanKernel<std::int64_t>(ctx, "a + b", "0").exclusive(l->chunk_ptr, l->chunk_ptr);
+    }
+    std::int64_t slots = 0;
+    q.read(d(l->chunk_ptr).buffer, &slots, sizeof slots, std::size_t(o(l->chunk_ptr) + std::int64_t(chunks)) * 8);
+    // An array without elements has no buffer to pass: one element, never read, stands in for it.
+    l->col = empty<I>(ctx, {std::size_t(std::max<std::int64_t>(slots, 1))});
+    l->val = empty<T>(ctx, {std::size_t(std::max<std::int64_t>(slots, 1))});
+    l->slots = slots;
+    if (slots > 0) {
+        const Kernel fill = xgpu::detail::generated_kernel(ctx, key + "|fill", source, "xgpu_sell_fill");
+        fill.launch(q, codegen::groups_grid((padded + wg - 1) / wg, wg), d(a.row_ptr()).buffer, o(a.row_ptr()),
+                    d(a.col_idx()).buffer, o(a.col_idx()), d(a.values()).buffer, o(a.values()), d(l->chunk_ptr).buffer,
+                    o(l->chunk_ptr), d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->col).buffer,
+                    o(l->col), d(l->val).buffer, o(l->val), padded);
+    }
+    q.finish(); // the build time covers the kernels
     return l;
 }
 
@@ -106,7 +112,24 @@ template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c) {
              rows);
 }
 
-#define XGPU_SELL_INSTANTIATE(T, I) template void spmv_sell(const SpmvCall<T, I>&);
+template <Value T, Index I> SellArrays<T, I> sell_arrays(const Csr<T, I>& a, unsigned chunk, unsigned sigma) {
+    const auto l = build(a, chunk, sigma);
+    SellArrays<T, I> h;
+    h.chunk_ptr = l->chunk_ptr.get();
+    if (l->len.size()) {
+        h.len = l->len.get();
+        h.perm = l->perm.get();
+    }
+    h.col = l->col.get();
+    h.val = l->val.get();
+    h.col.resize(std::size_t(l->slots));
+    h.val.resize(std::size_t(l->slots));
+    return h;
+}
+
+#define XGPU_SELL_INSTANTIATE(T, I)                                                                                    \
+    template void spmv_sell(const SpmvCall<T, I>&);                                                                    \
+    template SellArrays<T, I> sell_arrays(const Csr<T, I>&, unsigned, unsigned);
 XGPU_SPARSE_TEMPLATES(XGPU_SELL_INSTANTIATE)
 #undef XGPU_SELL_INSTANTIATE
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "xgpu/codegen.hpp"
 #include "xgpu/sparse.hpp"
@@ -32,6 +33,17 @@ template <Value T, Index I> LaunchShape merge_shape(const Context& ctx); // the 
 // The bytes of local memory a staged merge-path tile of wg x items steps declares (merge.cpp).
 std::size_t merge_tile_bytes(unsigned wg, unsigned items, std::size_t value_size);
 void sell_shape(const Context& ctx, unsigned& chunk, unsigned& sigma);
+
+// A's SELL-C-sigma arrays (sell.cpp) for C = chunk and sigma (a multiple of it), built on the
+// device as a product in this format builds them, and downloaded: what tests compare with a
+// layout built on the host.
+template <Value T, Index I> struct SellArrays {
+    std::vector<std::int64_t> chunk_ptr; // chunks + 1
+    std::vector<I> len, perm;            // rows padded to whole chunks
+    std::vector<I> col;
+    std::vector<T> val;
+};
+template <Value T, Index I> SellArrays<T, I> sell_arrays(const Csr<T, I>& a, unsigned chunk, unsigned sigma);
 
 // kernels/spmv.h filled for T and I, for a skeleton's ${spmv_h} hook.
 template <Value T, Index I> std::string spmv_support();
