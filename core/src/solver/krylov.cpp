@@ -304,7 +304,7 @@ void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x
     if (!residual) residual = true_residual(a, p, m.scratch);
     report.residual = *residual;
     report.relative_residual = report.rhs_norm > 0 ? report.residual / report.rhs_norm : 0;
-    // Where the iterations ran out (or broke down) with an x that meets the tolerance after all.
+    // Where the iterations ran out with an x that meets the tolerance after all.
     if (report.status == SolverStatus::max_iterations && report.residual * report.residual <= thr)
         report.status = SolverStatus::converged;
     report.history.emplace_back(report.iterations, report.relative_residual);
