@@ -227,8 +227,9 @@ public:
     // done nothing, otherwise.
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f = Format::automatic) const;
 
-    // The milliseconds it took to build format f's device layout from the CSR (download,
-    // conversion on the host, upload), once built: spmv builds it on its first call in f and
+    // The milliseconds it took to build format f's device layout from the CSR (sell: kernels on the
+    // device; packeted: download, the partition and layout on the host's threads, upload), once
+    // built: spmv builds it on its first call in f and
     // reuses it after (copies of the matrix share it). Nothing before that, and nothing for the
     // formats that run on the CSR arrays themselves.
     std::optional<double> build_ms(Format f) const;
