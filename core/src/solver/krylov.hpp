@@ -141,10 +141,10 @@ private:
 };
 
 // What a solver gives run(): `start` enqueues the residual of p.x with |b|^2 and |r|^2 in the
-// state's slots bb and rr; `prime`, where set, what else the first iteration reads; `step(it)` enqueues iteration
-// it (1, 2, ... from the last start); `lag` is how far behind `it` the residual that an iteration
-// leaves in the state is (0: its own; 1: the one before); `scratch` is a vector the solver does not
-// need once its iterations are done (the true residual's product goes there).
+// state's slots bb and rr; `prime`, where set, what else the first iteration reads; `step(it)`
+// enqueues iteration it (1, 2, ... from the last start); `lag` is how far behind `it` the residual
+// that an iteration leaves in the state is (0: its own; 1: the one before); `scratch` is a vector
+// the solver does not need once its iterations are done (the true residual's product goes there).
 template <class T> struct Method {
     std::function<void()> start;
     std::function<void()> prime; // where set: what the first iteration reads, unless no iteration runs
@@ -163,8 +163,7 @@ template <class T> struct Method {
 // replaced: the solve starts again from x, every recurrence recomputed from its definition, until
 // the true residual meets the tolerance, iterations run out (max_iterations) or a replacement no
 // longer lowers the true residual (stagnation; breakdown where the method's recurrent
-// denominators broke down again). Fills the report but for its traffic, and puts the
-// answer in x.
+// denominators broke down again). Fills the report but for its traffic, and puts the answer in x.
 template <class T>
 void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o,
          Method<T>& m, SolverReport& report);
@@ -184,8 +183,9 @@ template <class T> void count_traffic(const OperatorRef<T>& a, double vector_byt
 template <class T> class FormTrial {
 public:
     FormTrial(const OperatorRef<T>& a, const Queue& q, const SolverOptions<T>& o);
-    // Around the product of iteration it (1, 2, ... from the solve's last start). before() says whether the form
-    // changed from this iteration on (the solver may then try fusing its dot product again).
+    // Around the product of iteration it (1, 2, ... from the solve's last start). before() says
+    // whether the form changed from this iteration on (the solver may then try fusing its dot
+    // product again).
     bool before(std::int64_t it);
     void after(std::int64_t it);
     // The form kept (or running) and the trial's times.
