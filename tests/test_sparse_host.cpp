@@ -595,8 +595,9 @@ TEMPLATE_TEST_CASE("Csr's one pass over many blocks of rows: the serial checks' 
     using I = typename TestType::index;
     XGPU_FOR_EACH_CONTEXT(ctx) {
         // Past 2^16 rows: several blocks of the pass, however many threads run it.
-        for (const auto& [rows, cols] :
+        for (const auto& shape :
              {std::pair<std::int64_t, std::int64_t>{300001, 300001}, {200003, 1000}, {70000, 250000}}) {
+            const std::int64_t rows = shape.first, cols = shape.second; // lambdas below capture them
             INFO(rows << " x " << cols);
             const auto h = long_csr<T, I>(rows, cols);
             const Csr<T, I> a(ctx, h);
