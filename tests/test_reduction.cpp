@@ -469,7 +469,8 @@ void narrow_views(const Context& ctx, std::size_t n, std::size_t ox, std::size_t
             using D = typename decltype(dot(x, y))::value_type;
             std::vector<D> prod(n);
             for (std::size_t i = 0; i < n; ++i)
-                prod[i] = D(D(vx[i]) * D(vy[i]));
+                // In 64 unsigned bits: D's own product would be int's for 16-bit D, and overflow.
+                prod[i] = D(std::uint64_t(D(vx[i])) * std::uint64_t(D(vy[i])));
             CHECK(dot(x, y).get() == host_sum<D>(prod));
         }
     }
