@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine (../shared/DEVICE.md), from the repository root with build/ carried along:
+# On the GPU machine (an NVIDIA GPU with its OpenCL driver installed), from the repository root with build/ carried along:
 # registers NVIDIA's OpenCL driver, then runs the steps named (default: all) and leaves logs in
 # $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck, racecheck and
 # initcheck on the CUDA backend, and the benchmarks on both backends.

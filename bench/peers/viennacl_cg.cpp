@@ -19,7 +19,7 @@
 // iterations is printed too.
 //
 // Triad: a[i] = b[i] + s*c[i], one element per work-item, work-groups of 256 (the fastest shape on
-// PoCL, ../shared/PERF.md), 3 vectors counted (b, c read, a written), median of 11 after 3 warm-ups.
+// PoCL, as `array-bench --sweep` shows), 3 vectors counted (b, c read, a written), median of 11 after 3 warm-ups.
 //
 // Streaming bound of a CG iteration: the matrix once (values 8 and column indices 4 bytes per
 // entry, row pointers 4 bytes per row + 4) plus the 11 vector passes a classic CG iteration must

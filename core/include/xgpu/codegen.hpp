@@ -52,7 +52,7 @@ struct LaunchShape {
 
 // The library's default shape for `family` on `ctx`'s device, for elements of type `type`
 // (segmented: a segmented scan, which keeps a flag per element). Today's per-device-type choices,
-// measured in ../shared/PERF.md, live here; what depends on one call's size (a reduction's number
+// measured with `array-bench --sweep`, live here; what depends on one call's size (a reduction's number
 // of work-groups) is decided at its launch. Streaming kernels whose bodies store as they go
 // (ElementwiseKernel, take, arange, random numbers) use the elementwise shape with one item.
 LaunchShape default_launch_shape(const Context& ctx, KernelFamily family, DType type, bool segmented = false);

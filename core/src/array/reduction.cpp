@@ -2,7 +2,7 @@
 // combine, in two stages: each work-group reduces its share to one partial, then one group reduces
 // the partials (one stage where one group suffices). GPUs read with a grid-stride loop (coalesced,
 // four loads in flight per work-item); CPUs give each work-item a contiguous chunk, the shape PoCL
-// runs fast (../shared/PERF.md). The number of groups depends only on the size and the device, so
+// runs fast (`array-bench --sweep` shows both shapes). The number of groups depends only on the size and the device, so
 // results are deterministic. With XGPU_HAS_WARP_SHUFFLE the last 32 lanes combine by shuffles.
 #include <algorithm>
 #include <array>

@@ -8,7 +8,7 @@
 // statement on every element. Input is read twice, output written once; an input that fits one
 // tile needs the final pass alone.
 //
-// Kernel shape (../../shared/PERF.md: CPUs and GPUs want different shapes; no grid-stride loops):
+// Kernel shape (`array-bench --sweep`: CPUs and GPUs want different shapes; no grid-stride loops):
 // GPUs stage the tile through local memory, consecutive work-items on consecutive elements
 // (coalesced); CPUs read each run straight from memory as long streams (codegen/launch.cpp chooses the tile;
 // direct_code). The kernel's fixed text is kernels/scan.kernel.
