@@ -1,5 +1,5 @@
-// Launch shapes: the default chooser of every generated kernel family (the measured choices of
-// ../shared/PERF.md, in one place), the thread's overrides, and the checks a shape must pass
+// Launch shapes: the default chooser of every generated kernel family (the choices that
+// `array-bench --sweep` measures, in one place), the thread's overrides, and the checks a shape must pass
 // before a kernel is generated for it.
 #include <algorithm>
 #include <array>
