@@ -5,10 +5,14 @@ set -euo pipefail
 src=$1 build=$2
 work="$build/consumer-check"
 rm -rf "$work"
+# The add_subdirectory build compiles the library again: with the main build's compiler launcher
+# (ccache, where scripts/build.sh found it) that is mostly cache hits.
+launcher=$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' "$build/CMakeCache.txt")
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 cmake -S "$src/tests/consumer" -B "$work/installed" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/installed" -j2 >/dev/null
 "$work/installed/consumer"
-cmake -S "$src/tests/consumer" -B "$work/subdir" -DXGPU_SOURCE_DIR="$src" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$src/tests/consumer" -B "$work/subdir" -DXGPU_SOURCE_DIR="$src" -DCMAKE_BUILD_TYPE=Release \
+  ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"} >/dev/null
 cmake --build "$work/subdir" -j2 >/dev/null
 "$work/subdir/consumer"
