@@ -572,7 +572,7 @@ int main(int argc, char** argv) try {
         std::vector<Row> extra;
         extra.push_back({"matrix-free 5-point stencil (x and y counted)", [&] { lap.apply(x, y); }, vbytes, flops});
         // The same with x.y fused (what CG runs), its work-groups looping over the walks: as many
-        // as the device holds at once (8 a compute unit on GPUs), and more (H200, 2026-12-02: 3502,
+        // as the device holds at once (8 a compute unit on GPUs), and more (H200: 3502,
         // 3609, 3757 GB/s at 8, 16, 32 a compute unit against 3929 for the plain product).
         const std::size_t cus = std::max(1u, ctx.device().info().compute_units);
         for (std::size_t per : cpu ? std::vector<std::size_t>{4} : std::vector<std::size_t>{8, 16, 32}) {

@@ -1,5 +1,5 @@
 /* xgpu Krylov solvers: what the solver programs (cg.kernel, pipecg.kernel, bicgstab.kernel) share,
- * filled by core/src/solver/kernels.cpp: the value type, the work-group size, the loop shape
+ * filled by core/src/solver/krylov.cpp: the value type, the work-group size, the loop shape
  * (a contiguous chunk per work-item on CPUs, a grid-stride loop on GPUs, as the reductions), the
  * preconditioner's kind (0: none; 1: Jacobi, a multiplication by the inverse diagonal fused into
  * the kernels; 2: an operator the solver applies between the kernels) and the state's layout.

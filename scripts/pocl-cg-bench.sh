@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pocl-cg-bench.sh: issue 11's PoCL target, measured in one run on an otherwise idle machine:
+# pocl-cg-bench.sh: CG on PoCL against its peer, measured in one run on an otherwise idle machine:
 # xgpu's CG on the 2-D Poisson problem (examples/poisson: classic cg, pipelined cg, and cg with
 # the matrix-free stencil) beside ViennaCL's CG (bench/peers/viennacl_cg.cpp) and the raw triad
 # bandwidth (the same peer's plain OpenCL kernel on 2^25 doubles), one after another; then one

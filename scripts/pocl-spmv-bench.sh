@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pocl-spmv-bench.sh: issue 10's PoCL target, measured in one run on an otherwise idle machine:
+# pocl-spmv-bench.sh: SpMV on PoCL against its peer, measured in one run on an otherwise idle machine:
 # spmv-bench on the 2-D Poisson matrix (its table starts with the DRAM triad, timed in the same
 # interleaved rounds as the formats) and ViennaCL's SpMV (bench/peers/viennacl_spmv.cpp), run
 # alternately `repeats` times; then one table of each format's GB/s (median over the repeats) as a

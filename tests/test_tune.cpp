@@ -123,9 +123,9 @@ std::vector<std::string> probes(const std::string& backend, std::uint32_t base, 
     return outs;
 }
 
-// Whether a probe process could not open the device this process tests (NVIDIA's OpenCL on the
-// H200 machine, 2026-12-01: a new process's loader listed only the other platforms while this
-// process held a context, on two machines of three; CUDA and PoCL open it). The cross-process
+// Whether a probe process could not open the device this process tests (NVIDIA's OpenCL on an
+// H200 machine has been seen to list only the other platforms to a new process while this
+// process held a context; CUDA and PoCL open it). The cross-process
 // checks are then skipped on that device, with a warning.
 bool device_unavailable(const std::vector<std::string>& outs) {
     for (const auto& out : outs)

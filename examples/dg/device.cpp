@@ -136,7 +136,7 @@ bool has_mma_f64(const xgpu::DeviceInfo& info) {
 // the best of three runs of volume + surface: N = 2: 0.38/0.28/0.28 ms with 1/4/16 elements a
 // group; N = 4: 0.76/0.70/0.75 ms; N = 7: 4.8/8.8/9.7 ms; noisy: the machine was shared). GPUs: at
 // most 256 work-items (NVIDIA's OpenCL allows no more for this kernel). The shapes were swept
-// (as examples/dg/surface_shapes.sh does) on the H200 (about 2 million dofs, 2026-12-02) after rhs came to
+// (as examples/dg/surface_shapes.sh does) on the H200 (about 2 million dofs) after rhs came to
 // be loaded before the flux gathers: elements a group 2-12, LIFT from memory or its rows in
 // registers over 1-4 batches, the fluxes read back a value or 16 bytes at a time (sv); surface GB/s
 // CUDA / OpenCL of the chosen shape against the runner-up of the other backend: f32 N = 6 9
@@ -163,7 +163,7 @@ SurfaceShape default_surface_shape(int order, bool cpu, bool f64) {
     }
 }
 
-// Measured on the H200 (2026-12-01, examples/dg/granularity.sh and single runs of dg, about 2
+// Measured on the H200 (examples/dg/granularity.sh and single runs of dg, about 2
 // million dofs, CUDA; NVIDIA's OpenCL within a few per cent): two nodes a work-item are fastest
 // at N = 4 in f64; at N = 5 and 6 matrix rows in registers won over the first kernel by 6-23%.
 // On CPUs (PoCL) one node a work-item.
@@ -177,7 +177,7 @@ int default_nodes_per_item(int order, bool cpu) {
 // 18780 against 16390); in f64, whose constants cannot be immediate operands, form 1 wins at
 // N = 3 (7481 against 6632) and N = 5 (9807 against 8827), the rows at N = 6 (11350 against
 // 11058 tiled) and the tiled kernel at N = 7 (3 nodes of 2 elements: 10888 against 9140).
-// On the tensor cores (form 3, CUDA, f64; 2026-12-02, warps working alone, 16 x 8 x 8 products
+// On the tensor cores (form 3, CUDA, f64; warps working alone, 16 x 8 x 8 products
 // on sm_90, B read from local memory at each step): 10235 GFLOP/s at N = 4 (4 batches of 32
 // elements; the earlier form 3: 8428), 10952 at N = 5 (1 of 16; form 1: 9581), 18057 at N = 6 (1
 // of 16; the earlier form 3: 12972), 19199 at N = 7 (1 of 32; 11786); at N = 3 form 1 stays
@@ -188,7 +188,7 @@ VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
     if (f64 && mma && order >= 4 && order <= 7)
         return {1, order == 5 || order == 6 ? 16 : 32, order == 4 ? 4 : 1, 3, 1};
     // f32 at orders 4-7 and f64 at orders 3 and 5: form 1 with an element's nodes split among 2 or 4
-    // work-items (H200, about 2M dofs, 2026-12-02, the fifteenth session's sweep of 1-4 parts x
+    // work-items (H200, about 2M dofs, a sweep of 1-4 parts x
     // 32-128 elements a group; volume GFLOP/s CUDA / OpenCL against the earlier default in the same
     // job): f32 N = 4 2 parts of 32 elements 16951 / 14218 against 15482 / 11738 (one part); N = 5 2
     // of 64 19496 / 17364 against 18988 / 16816; N = 6 2 of 32 19970 / 18602 against 18980 /
@@ -447,7 +447,7 @@ void DeviceMaxwell::tune_volume(const xgpu::KernelTemplate::Parameters& params) 
         pr.tolerance = value_size_ == 8 ? 1e-10 : 1e-5;
         return pr;
     };
-    // Version 5: form 3 rewritten (2026-12-02), offered on NVIDIA's OpenCL too, VB 2 in the space;
+    // Version 5: form 3 rewritten, offered on NVIDIA's OpenCL too, VB 2 in the space;
     // 6: form 4 (f32, TF32 tensor cores) in the space; 7: form 1's NPW counts nodes (NP: one
     // work-item an element, as form 1 was before), split into up to 4 parts; 8: every form takes
     // the curl with two products (forms 1, 3, 4 since e9fd69b, the others since 0bb73ea).

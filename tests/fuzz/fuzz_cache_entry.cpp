@@ -9,7 +9,7 @@
 #include "cache.hpp"
 
 namespace {
-// The seed corpus's entries are stored under this key (tests/fuzz/make_corpus.sh).
+// The seed corpus's entries (tests/fuzz/corpus/fuzz_cache_entry) are stored under this key.
 const std::string key = "5fd924625f6ab16a19cc9807c7c506ae1813490e4ba675f843d5a10e0baacdb8";
 } // namespace
 

@@ -102,8 +102,8 @@ LaunchShape stencil(const DeviceInfo& d) {
 
 // SpMV along the merge path (kernels/spmv_merge.kernel). GPUs: tiles of 2048 steps, 16 a
 // work-item in work-groups of 128 (Merrill and Garland use 7 a work-item), staged through local
-// memory (core/src/sparse/merge.cpp unstages a tile too large for it); H200, f64, 2026-12-02,
-// each against 256 x 8: the locality-ordered power-law matrix 0.572 against 0.632 ms, the uniform
+// memory (core/src/sparse/merge.cpp unstages a tile too large for it); H200, f64, each against
+// 256 x 8: the locality-ordered power-law matrix 0.572 against 0.632 ms, the uniform
 // one 2.307 against 2.281 (spmv-bench). CPUs: long shares, so that each work-item streams its
 // entries and the binary searches (about log2(rows) scattered reads each) are few: PoCL, 2-D
 // Poisson 1024^2 f64: 14 ms with 64 steps, 5.3 ms with 512, beside 4.6 ms for CSR scalar on a

@@ -84,8 +84,8 @@ private:
 };
 
 // A solve's vectors and the blocks of partial sums its iterations pass on, in one buffer: NVIDIA's
-// OpenCL spends about 0.5 us of host time per buffer argument of a launch (H200, 2026-12-02,
-// bench/array_bench.cpp --latency: 5.8 us with 1 buffer, 10.9 with 12), and a small system's
+// OpenCL spends about 0.5 us of host time per buffer argument of a launch (H200,
+// `array-bench --latency`: 5.8 us with 1 buffer, 10.9 with 12), and a small system's
 // iteration is its launches' host time, so the kernels take the buffer once and offsets (in
 // values). Vector i starts at a multiple of 64 values; each block holds 3 rows of `groups` sums.
 template <class T> class Workspace {

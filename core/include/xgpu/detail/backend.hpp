@@ -45,7 +45,7 @@ struct QueueUse {
     std::vector<std::weak_ptr<QueueImpl>> queues;
     bool reused = false; // handed out again while work on `home` may still use it
     // Uses recorded so far (every transfer, fill and launch counts one): a copy of the contents
-    // kept elsewhere is current while this has not moved (core/src/array/mirror.cpp).
+    // kept elsewhere is current while this has not moved (core/src/mirror.cpp).
     std::atomic<std::uint64_t> count{0};
 };
 
