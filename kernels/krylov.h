@@ -12,8 +12,17 @@
  * Dot products: each work-group writes its partial sums to partial[k * groups + group]; the kernel
  * that needs the totals sums all partials again in each of its work-groups (the same order in
  * every group, hence the same bits), so no launch goes to a second stage and only work-group 0
- * writes the state. */
+ * writes the state.
+ *
+ * CG's vectors and its two blocks of partial sums lie in one buffer, the workspace `ws`, at the
+ * offsets (in values) that KrylovVectors names: the kernels take the workspace once and reach each
+ * vector by name (core/src/solver/krylov.hpp's Workspace says why, and its Vectors has the same
+ * fields in the same order). A method leaves the vectors it does not have at 0. */
 typedef ${value} T;
+typedef struct {
+    uint64_t r, p, q, z, w, s, u;
+    uint64_t sums[2];
+} KrylovVectors;
 #define KWG ${wg}
 #define K_CHUNKED ${chunked}
 #define K_PRECOND ${precond}
@@ -76,10 +85,10 @@ XGPU_DEVICE_FN void k_totals(XGPU_GLOBAL const T* partial, const uint64_t groups
     k_group_sum(scratch, lid, v, m);
 }
 
-/* Partial sums of a.b into `partial` from value partial_o on; a and b from their offsets. */
+/* Partial sums of a.b into `partial`: three arrays, each a buffer and an offset in values. */
 XGPU_KERNEL void xgpu_krylov_dot(const uint64_t n, const uint64_t chunk, XGPU_GLOBAL T* s, XGPU_GLOBAL T* partial,
-                                 const uint64_t partial_o, XGPU_GLOBAL const T* a_base, const uint64_t a_o,
-                                 XGPU_GLOBAL const T* b_base, const uint64_t b_o) {
+                                 const int64_t partial_o, XGPU_GLOBAL const T* a_base, const int64_t a_o,
+                                 XGPU_GLOBAL const T* b_base, const int64_t b_o) {
     K_BEGIN(s)
     XGPU_GLOBAL const T* a = a_base + a_o;
     XGPU_GLOBAL const T* b = b_base + b_o;

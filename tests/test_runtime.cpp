@@ -1,5 +1,5 @@
-// The runtime on every backend: transfers, fills, launches with scalars, buffers and local
-// memory over 1-, 2- and 3-D ranges, events and queues; each against a host reference.
+// The runtime on every backend: transfers, fills, launches with scalars, buffers, arrays and
+// local memory over 1-, 2- and 3-D ranges, events and queues; each against a host reference.
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "support.hpp"
+#include "xgpu/array.hpp"
 #include "xgpu/detail/backend.hpp"
 
 using namespace xgpu;
@@ -119,6 +120,36 @@ TEST_CASE("kernels take buffers and typed scalars") {
         k.launch(q, Grid{((n + 63) / 64) * 64, 64}, dy, dx, 1.0f, std::int64_t(0), n, params_t{1.0f, 0});
         q.read(dy, y.data(), n * 4);
         CHECK(y == x);
+    }
+}
+
+TEST_CASE("an Array is a kernel argument: its buffer and its offset in elements") {
+    static const char* src = R"(
+        XGPU_KERNEL void add_c(XGPU_GLOBAL float* y, const int64_t y_o, XGPU_GLOBAL const float* x, const int64_t x_o,
+                               const float c, const uint32_t n) {
+            const size_t i = XGPU_GLOBAL_ID(0);
+            if (i < n) y[y_o + i] = x[x_o + i] + c;
+        }
+    )";
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        auto k = ctx.compile(src).kernel("add_c");
+        const std::size_t n = 1000 + std::size_t(test::rng()() % 1000);
+        const auto hx = random_vector<float>(n, -10, 10), hy = random_vector<float>(n, -10, 10);
+        const auto x = to_device(ctx, hx), y = to_device(ctx, hy);
+        // Views at random offsets, m elements each.
+        const std::int64_t xo = std::int64_t(test::rng()() % 100), yo = std::int64_t(test::rng()() % 100);
+        const auto m = std::uint32_t(n - 100);
+        const Array<float> xv = x(slice(xo, xo + m));
+        Array<float> yv = y(slice(yo, yo + m));
+        REQUIRE(xv.offset() == xo);
+        REQUIRE(yv.offset() == yo);
+        const float c = random_vector<float>(1, -3, 3)[0];
+        k.launch(ctx.queue(), Grid{m}, yv, xv, c, m);
+        const auto got = y.get();
+        for (std::size_t i = 0; i < n; ++i) {
+            const bool inside = std::int64_t(i) >= yo && std::int64_t(i) < yo + std::int64_t(m);
+            REQUIRE(got[i] == (inside ? hx[std::size_t(xo) + i - std::size_t(yo)] + c : hy[i]));
+        }
     }
 }
 

@@ -239,8 +239,9 @@ TEST_CASE("merge path under launch shapes: work-group sizes, steps per work-item
             unsigned g, items;
             bool staged;
         };
-        // Staged tiles of at most 32 steps a work-item take the step-by-step walk, longer ones the
-        // row-at-a-time walk (32 / 33 / 64 at 32 work-items fit 48 KiB).
+        // Staged tiles take at most 32 steps a work-item (their walk is unrolled step by step):
+        // longer ones are refused, as are tiles past the local memory (32 / 33 / 64 at 32
+        // work-items fit 48 KiB).
         for (const Case& c :
              {Case{1, 1, false}, Case{1, 5, true}, Case{32, 3, true}, Case{32, 64, false}, Case{32, 32, true},
               Case{32, 33, true}, Case{32, 64, true}, Case{96, 8, false}, Case{96, 16, true}, Case{96, 64, true},
@@ -253,13 +254,14 @@ TEST_CASE("merge path under launch shapes: work-group sizes, steps per work-item
             LaunchShapeScope scope(KernelFamily::merge, shape);
             const std::string what = "merge shape " + shape.key();
             INFO(what);
-            if (c.staged && tile_bytes(shape) > limit) {
+            const bool too_long = c.staged && c.items > 32;
+            const char* why = too_long ? "at most 32 steps per work-item" : "local memory";
+            if (too_long || (c.staged && tile_bytes(shape) > limit)) {
                 auto x = full<double>(ctx, {std::size_t(m)}, 1.0);
                 auto y = zeros<double>(ctx, {std::size_t(2 * m)});
                 auto yv = y(slice(0, {}, 2)); // strided: spmv would otherwise stage it first
                 REQUIRE_THROWS_WITH(spmv(a, x, yv, 1.0, 2.0, Format::merge_path),
-                                    Contains("launch shape " + shape.key() + " for merge kernels") &&
-                                        Contains("local memory"));
+                                    Contains("launch shape " + shape.key() + " for merge kernels") && Contains(why));
                 for (double v : y.get())
                     REQUIRE(v == 0.0); // nothing ran
             } else {
@@ -267,8 +269,8 @@ TEST_CASE("merge path under launch shapes: work-group sizes, steps per work-item
                 check<double, std::int32_t>(ctx, a, h, Format::merge_path, random_value<double>(-2, 2),
                                             random_value<double>(-2, 2), what);
             }
-            if (c.staged && tile_bytes(shape) > limit)
-                REQUIRE_THROWS_WITH(plan_spmv(ac, Format::merge_path), Contains("local memory"));
+            if (too_long || (c.staged && tile_bytes(shape) > limit))
+                REQUIRE_THROWS_WITH(plan_spmv(ac, Format::merge_path), Contains(why));
             else
                 check<std::complex<float>, std::int64_t>(ctx, ac, hc, Format::merge_path,
                                                          random_value<std::complex<float>>(-2, 2),

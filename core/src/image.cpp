@@ -407,6 +407,13 @@ WritableImage Image::writable() const {
 
 namespace detail {
 // The checks of Image::sampled and Image::writable again, for arguments made without them.
+unsigned image_dims(const ImageImpl& image) {
+    return image.dims;
+}
+bool image_on(const ImageImpl& image, const Context& ctx) {
+    return image.context == ctx.impl();
+}
+
 KernelArg make_arg(const SampledImage& s) {
     if (s.image) Image(s.image).sampled(s.sampler);
     KernelArg a{KernelArg::Kind::sampled_image, s.sampler.key()};

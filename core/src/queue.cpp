@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/generated.hpp"
+#include "queue_ticket.hpp"
 
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"

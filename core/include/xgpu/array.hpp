@@ -101,6 +101,12 @@ public:
     const Buffer& buffer() const { return d_.buffer; }
     static constexpr DType dtype() { return dtype_v<T>; }
     const detail::ArrayDesc& desc() const { return d_; }
+    // As a kernel argument (Kernel::launch): two parameters, the buffer and the offset in elements.
+    static constexpr std::size_t kernel_params = 2;
+    void kernel_args(detail::KernelArg* out) const {
+        out[0] = detail::make_arg(d_.buffer);
+        out[1] = detail::make_arg(d_.offset);
+    }
 
     // Transfers (blocking unless _async; the host memory must stay alive until the event completes).
     std::vector<T> get() const {

@@ -26,6 +26,7 @@ enum class KernelFamily : std::uint8_t {
     stencil,     // the matrix-free Laplacians (xgpu/operator.hpp): items = points a work-item walks
     merge,       // SpMV along the merge path (xgpu/sparse.hpp): items = merge steps (rows plus entries) a
                  // work-item takes, staged = the work-group's tile goes through local memory
+                 // (at most 32 steps a work-item)
 };
 const char* name(KernelFamily f);
 

@@ -31,7 +31,11 @@ namespace xgpu {
 
 namespace detail {
 class ImageImpl;
-}
+// An image argument's dimensions and whether it lives on `ctx`, for the checks of kernels that
+// take images (core/src/image.cpp).
+unsigned image_dims(const ImageImpl& image);
+bool image_on(const ImageImpl& image, const Context& ctx);
+} // namespace detail
 
 class Image;
 // Kernel arguments (see kernel.hpp's make_arg): an image with the sampler it is read through, or

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -68,6 +69,31 @@ template <class T> KernelArg make_arg(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel scalars must be trivially copyable");
     return KernelArg::scalar(&v, sizeof(T));
 }
+
+// A launch argument that stands for several kernel parameters (an Array: its buffer and its
+// offset) declares how many and writes them:
+//   static constexpr std::size_t kernel_params = N;
+//   void kernel_args(KernelArg* out) const;
+template <class T>
+concept MultiParam = requires(const T& v, KernelArg* out) {
+    { T::kernel_params } -> std::convertible_to<std::size_t>;
+    v.kernel_args(out);
+};
+template <class T> constexpr std::size_t param_count() {
+    if constexpr (MultiParam<T>)
+        return T::kernel_params;
+    else
+        return 1;
+}
+template <class T> KernelArg* put_arg(KernelArg* out, const T& v) {
+    if constexpr (MultiParam<T>) {
+        v.kernel_args(out);
+        return out + T::kernel_params;
+    } else {
+        *out = make_arg(v);
+        return out + 1;
+    }
+}
 } // namespace detail
 
 class Kernel {
@@ -86,11 +112,15 @@ public:
     // driver cannot tell.
     std::size_t max_group_size() const;
 
-    // Enqueues the kernel over `grid` with the given arguments (Buffer, Local, scalars, or images:
-    // Image::sampled, Image::writable).
-    // Arguments are checked (count, buffer context, geometry) before anything is enqueued.
+    // Enqueues the kernel over `grid` with the given arguments (Buffer, Local, scalars, images:
+    // Image::sampled, Image::writable; an Array<T> fills two parameters, its buffer and its offset
+    // in elements as a 64-bit integer: `global T* p, long p_offset` in OpenCL C, `T* p, long long
+    // p_offset` in CUDA). Arguments are checked (count, buffer context, geometry) before anything
+    // is enqueued.
     template <class... Args> void launch(const Queue& queue, const Grid& grid, const Args&... args) const {
-        const std::array<detail::KernelArg, sizeof...(Args)> packed{detail::make_arg(args)...};
+        std::array<detail::KernelArg, (detail::param_count<Args>() + ... + 0)> packed{};
+        [[maybe_unused]] detail::KernelArg* out = packed.data();
+        ((out = detail::put_arg(out, args)), ...);
         launch_args(queue, grid, packed);
     }
     void launch_args(const Queue& queue, const Grid& grid, std::span<const detail::KernelArg> args) const;

@@ -4,10 +4,18 @@
 //
 //   xgpu::Laplacian2D<double> A(ctx, 4096, 4096);  // the 5-point stencil, no matrix stored
 //   A.apply(x, y);                                 // y = A*x
+//
+// The protocol a solver uses: apply (required); optionally apply_dot (a dot product fused into
+// the product), forms (interchangeable forms of the product that a solver may time and choose
+// among), bytes_per_product (the traffic a product moves, for GB/s in a solver's report) and
+// asymmetry (a check that A equals its transpose). Solvers know operators only through these.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "xgpu/array.hpp"
 #include "xgpu/context.hpp"
@@ -33,6 +41,41 @@ concept FusedDotOperator = LinearOperator<Op, T> &&
     { a.apply_dot(x, y, partial) } -> std::convertible_to<bool>;
 };
 
+// One form of an operator's product: y = A*x, and (where the form fuses it, else empty) the
+// product with a dot product as FusedDotOperator's apply_dot. Each holds what it needs (copies of
+// handles), so it outlives the call that made it.
+template <class T> struct OperatorForm {
+    std::string name;
+    std::function<void(const Array<T>&, Array<T>&)> apply;
+    std::function<bool(const Array<T>&, Array<T>&, Array<T>&)> apply_dot;
+};
+// Optionally, an operator offers interchangeable forms of its product (a sparse matrix: its SpMV
+// formats whose layouts cost nothing more to use), whose results agree up to rounding:
+//   OperatorForms<T> forms() const;
+// forms[0] is what apply runs; `fixed`: the user fixed the form, so a solver tries the others only
+// when told to.
+template <class T> struct OperatorForms {
+    std::vector<OperatorForm<T>> forms;
+    bool fixed = false;
+};
+template <class Op, class T>
+concept MultiFormOperator = LinearOperator<Op, T> && requires(const Op& a) {
+    { a.forms() } -> std::convertible_to<OperatorForms<T>>;
+};
+// Optionally, the bytes one product moves (each stored value, index and vector entry once):
+//   double bytes_per_product() const;
+template <class Op>
+concept TrafficOperator = requires(const Op& a) {
+    { a.bytes_per_product() } -> std::convertible_to<double>;
+};
+// Optionally, a check that A equals its transpose to a relative tolerance: an empty string where
+// it does, else a description of the first entry that differs from its mirror:
+//   std::string asymmetry(double rtol) const;
+template <class Op>
+concept SymmetryCheckedOperator = requires(const Op& a, double rtol) {
+    { a.asymmetry(rtol) } -> std::convertible_to<std::string>;
+};
+
 // The negative Laplacian on an nx x ny grid (2-D, 5 points) or nx x ny x nz grid (3-D, 7 points)
 // with zero Dirichlet boundaries, in natural order (x fastest): the matrix of the 2-D/3-D Poisson
 // problem, applied without storing it (kernels/stencil.kernel; its launch shape is the stencil
@@ -48,6 +91,8 @@ public:
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
     // y = A*x with partial.size() work-groups' partial sums of x.y (FusedDotOperator).
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;
+    // x read and y written once (TrafficOperator).
+    double bytes_per_product() const { return 2.0 * double(rows()) * sizeof(T); }
 
 private:
     Context ctx_;
@@ -62,6 +107,7 @@ public:
     void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;
+    double bytes_per_product() const { return 2.0 * double(rows()) * sizeof(T); }
 
 private:
     Context ctx_;

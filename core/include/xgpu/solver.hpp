@@ -40,7 +40,6 @@
 #include <vector>
 
 #include "xgpu/operator.hpp"
-#include "xgpu/sparse.hpp"
 
 namespace xgpu {
 
@@ -142,8 +141,8 @@ template <class T> struct SolverOptions {
     // CG takes a dot product from the operator's product where the operator offers it
     // (FusedDotOperator in xgpu/operator.hpp): unset or true, wherever it can; false never.
     std::optional<bool> fused_dots;
-    // CG first checks that A equals its transpose (a sparse matrix only: downloaded and compared
-    // on the host in O(nnz)); an asymmetric one throws InvalidArgument naming the first entry that
+    // CG first checks that A equals its transpose (an operator with asymmetry(), such as a sparse
+    // matrix: downloaded and compared on the host in O(nnz)); an asymmetric one throws InvalidArgument naming the first entry that
     // differs from its mirror, before any work.
     bool check_symmetry = false;
     // CG (every variant) may try the operator's interchangeable forms of its product (a sparse
@@ -224,61 +223,43 @@ private:
 };
 
 namespace detail {
-// An operator without its type: what the solvers' compiled code takes.
+// An operator without its type, as the solvers' compiled code takes it (xgpu/operator.hpp's
+// protocol): its forms of the product (the operator's own apply where it offers no others), the
+// form running, and the traffic of one product (0: unknown).
 template <class T> struct OperatorRef {
     std::int64_t rows = 0, cols = 0;
-    std::function<void(const Array<T>&, Array<T>&)> apply;
-    double bytes = 0; // traffic of one product (0: unknown)
-    // The product with a dot product fused (FusedDotOperator); empty where the operator has none.
-    std::function<bool(const Array<T>&, Array<T>&, Array<T>&)> apply_dot;
-    // Interchangeable forms of the product (their results agree up to rounding), forms[0] the one
-    // apply runs at first; use_form(i) makes apply and apply_dot run form i from then on. Empty
-    // where the operator has one form; `forced`: the user fixed the form (no trial by default).
-    std::vector<std::string> forms;
-    std::function<void(std::size_t)> use_form;
-    bool forced = false;
+    double bytes = 0;
+    std::vector<OperatorForm<T>> forms; // never empty
+    bool fixed = false;                 // the user fixed the form: tried only when asked
+    mutable std::size_t current = 0;    // the form that apply and apply_dot run
+
+    void apply(const Array<T>& x, Array<T>& y) const { forms[current].apply(x, y); }
+    // Whether the current form may fuse a dot product into its product (it may still decline).
+    bool fuses() const { return bool(forms[current].apply_dot); }
+    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const {
+        return fuses() && forms[current].apply_dot(x, y, partial);
+    }
 };
 
 template <class T, class Op> OperatorRef<T> operator_ref(const Op& a) {
     OperatorRef<T> r;
     r.rows = a.rows();
     r.cols = a.cols();
-    r.apply = [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); };
-    if constexpr (FusedDotOperator<Op, T>)
-        r.apply_dot = [&a](const Array<T>& x, Array<T>& y, Array<T>& partial) {
-            return bool(a.apply_dot(x, y, partial));
-        };
-    if constexpr (requires { sparse::plan_spmv(a); }) {
-        // A sparse matrix: its SpMV formats that run on the CSR arrays, and SELL or packeted where
-        // their layouts are built already; the automatic choice first.
-        const sparse::Format first = sparse::plan_spmv(a).format;
-        auto current = std::make_shared<sparse::Format>(first);
-        std::vector<sparse::Format> forms{first};
-        for (const sparse::Format f : sparse::formats()) {
-            const bool free = f == sparse::Format::csr_scalar || f == sparse::Format::csr_vector ||
-                              f == sparse::Format::merge_path || (f != sparse::Format::automatic && a.build_ms(f));
-            if (free && f != first && sparse::plan_spmv(a, f).format == f) forms.push_back(f);
-        }
-        r.apply = [&a, current](const Array<T>& x, Array<T>& y) { sparse::spmv(a, x, y, T(1), T(0), *current); };
+    if constexpr (MultiFormOperator<Op, T>) {
+        OperatorForms<T> f = a.forms();
+        r.forms = std::move(f.forms);
+        r.fixed = f.fixed;
+    }
+    if (r.forms.empty()) {
+        OperatorForm<T> f;
+        f.apply = [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); };
         if constexpr (FusedDotOperator<Op, T>)
-            r.apply_dot = [&a, current](const Array<T>& x, Array<T>& y, Array<T>& partial) {
-                return bool(a.apply_dot(x, y, partial, *current));
+            f.apply_dot = [&a](const Array<T>& x, Array<T>& y, Array<T>& partial) {
+                return bool(a.apply_dot(x, y, partial));
             };
-        for (const sparse::Format f : forms)
-            r.forms.emplace_back(sparse::name(f));
-        r.use_form = [current, forms](std::size_t i) { *current = forms.at(i); };
-        r.forced = sparse::detail::format_forced();
+        r.forms.push_back(std::move(f));
     }
-    if constexpr (requires {
-                      a.nnz();
-                      typename Op::index_type;
-                  }) {
-        const double idx = sizeof(typename Op::index_type);
-        r.bytes =
-            double(a.nnz()) * (sizeof(T) + idx) + double(a.rows() + 1) * idx + double(a.rows() + a.cols()) * sizeof(T);
-    } else if constexpr (std::is_same_v<Op, Laplacian2D<T>> || std::is_same_v<Op, Laplacian3D<T>>) {
-        r.bytes = 2.0 * double(a.rows()) * sizeof(T);
-    }
+    if constexpr (TrafficOperator<Op>) r.bytes = a.bytes_per_product();
     return r;
 }
 
@@ -293,12 +274,11 @@ template <class T, class Op>
 requires LinearOperator<Op, T> SolverReport cg(const Op& a, const Array<T>& b, Array<T>& x,
                                                const SolverOptions<T>& o = {}) {
     if (o.check_symmetry) {
-        if constexpr (requires { sparse::asymmetry(a.to_host()); }) {
-            if (const std::string why = sparse::asymmetry(a.to_host(), std::is_same_v<T, float> ? 1e-6 : 1e-12);
-                !why.empty())
+        if constexpr (SymmetryCheckedOperator<Op>) {
+            if (const std::string why = a.asymmetry(std::is_same_v<T, float> ? 1e-6 : 1e-12); !why.empty())
                 throw InvalidArgument("xgpu: cg needs a symmetric matrix: " + why);
         } else {
-            throw InvalidArgument("xgpu: cg: check_symmetry needs a sparse matrix (an operator with to_host())");
+            throw InvalidArgument("xgpu: cg: check_symmetry needs an operator with asymmetry() (a sparse matrix)");
         }
     }
     return detail::cg(detail::operator_ref<T>(a), b, x, o);

@@ -28,6 +28,7 @@
 #include "xgpu/array.hpp"
 #include "xgpu/context.hpp"
 #include "xgpu/error.hpp"
+#include "xgpu/operator.hpp"
 
 namespace xgpu {
 
@@ -226,6 +227,17 @@ public:
     // values, a square matrix, contiguous x and y, in csr_scalar (what `f` plans); false, having
     // done nothing, otherwise.
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f = Format::automatic) const;
+    // Its SpMV formats as interchangeable forms of the product (MultiFormOperator): the automatic
+    // choice first, then the formats that run on the CSR arrays and SELL or packeted where their
+    // layouts are built already; `fixed` where XGPU_SPMV_FORMAT fixes the automatic choice.
+    OperatorForms<T> forms() const;
+    // Every entry, index and row pointer read once, x and y once (TrafficOperator).
+    double bytes_per_product() const {
+        return double(nnz()) * double(sizeof(T) + sizeof(I)) + double(rows_ + 1) * sizeof(I) +
+               double(rows_ + cols_) * sizeof(T);
+    }
+    // asymmetry(to_host(), rtol) (SymmetryCheckedOperator).
+    std::string asymmetry(double rtol) const;
 
     // The milliseconds it took to build format f's device layout from the CSR (sell: kernels on the
     // device; packeted: download, the partition and layout on the host's threads, upload), once

@@ -9,7 +9,7 @@
 
 #include "../codegen/elementwise.hpp"
 #include "../codegen/skeleton.hpp"
-#include "xgpu/detail/backend.hpp"
+#include "xgpu/image.hpp"
 
 namespace xgpu {
 namespace detail {
@@ -172,11 +172,11 @@ std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>
             if (!a.scalar.image)
                 throw InvalidArgument(
                     fmt::format("xgpu: kernel '{}': argument '{}' is an empty Image", kernel_, p.name));
-            if (a.scalar.image->dims != p.image)
+            if (image_dims(*a.scalar.image) != p.image)
                 throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument '{}' declares a {}-D image, but a {}-D "
                                                   "image was given",
-                                                  kernel_, p.name, p.image, a.scalar.image->dims));
-            if (a.scalar.image->context != ctx.impl())
+                                                  kernel_, p.name, p.image, image_dims(*a.scalar.image)));
+            if (!image_on(*a.scalar.image, ctx))
                 throw InvalidArgument(
                     fmt::format("xgpu: kernel '{}': argument '{}' is an image of another context", kernel_, p.name));
             continue;

@@ -19,6 +19,7 @@
 #include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
 #include "../mirror.hpp"
+#include "../queue_ticket.hpp"
 #include "generator.hpp"
 #include "tuning.hpp"
 #include "xgpu/reduction.hpp"

@@ -24,8 +24,4 @@ Kernel generated_kernel(const Context& ctx, const std::string& key, MakeSource&&
     return add_generated(ctx, key, make_source(), name);
 }
 
-// The queue's group-ticket counter (kernels/reduction.kernel, DeviceInfo::group_ticket): one
-// unsigned int, zero between launches.
-Buffer group_ticket(const Queue& queue);
-
 } // namespace xgpu::detail

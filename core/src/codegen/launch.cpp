@@ -179,6 +179,8 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
         bad_shape(f, s, "stencils walk 1 to 64 points per work-item, neither blocked nor whole_groups");
     if (f == KernelFamily::merge && (s.items > 4096 || s.blocked || s.whole_groups))
         bad_shape(f, s, "merge-path tiles take 1 to 4096 steps per work-item, neither blocked nor whole_groups");
+    if (f == KernelFamily::merge && s.staged && s.items > 32)
+        bad_shape(f, s, "staged merge-path tiles take at most 32 steps per work-item");
     if (f == KernelFamily::scan) {
         const std::size_t limit = codegen::static_local_limit(d),
                           bytes = scan_local_bytes(s.group_size, s.items, s.staged, type, segmented);

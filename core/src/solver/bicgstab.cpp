@@ -39,8 +39,7 @@ SolverReport bicgstab(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, c
         s.launch("xgpu_bicgstab_direction", s.partial(0), buf(r), buf(d), buf(v), buf(phat), dinv, thr, it);
         if (kind == Precond::external) M.apply(d, phat);
         a.apply(phat, v);
-        s.launch("xgpu_krylov_dot", s.partial(1), std::uint64_t(0), buf(rhat), std::uint64_t(0), buf(v),
-                 std::uint64_t(0));
+        s.launch("xgpu_krylov_dot", s.partial_sums(1), rhat, v);
         s.launch("xgpu_bicgstab_half", s.partial(1), buf(r), buf(v), buf(sv), buf(shat), dinv, it);
         if (kind == Precond::external) M.apply(sv, shat);
         a.apply(shat, t);

@@ -31,7 +31,7 @@ using namespace krylov;
 // 6.9-7.7 ms an iteration fused against 8.1-8.7 unfused; the matrix-free stencil 3.8 against
 // 4.8-5.1).
 template <class T> bool fuse_dots(const OperatorRef<T>& a, const SolverOptions<T>& o) {
-    return bool(a.apply_dot) && o.fused_dots.value_or(true);
+    return a.fuses() && o.fused_dots.value_or(true);
 }
 
 template <class T>
@@ -43,46 +43,54 @@ SolverReport classic(const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const
     const Precond kind = precond_kind(o.preconditioner);
     const Solve<T> s(ctx, "cg.kernel", n, kind);
     FormTrial<T> trial(a, s.queue(), o);
-    // r, p (d), q (and z where there is a preconditioner; without one z is r) and two blocks of
-    // partial sums (p.q; r.z and r.r) in one buffer (krylov.hpp's Workspace says why).
+    // r, p (and z where there is a preconditioner; without one z is r) and two blocks of
+    // partial sums (p.q; r.z and r.r) in one workspace.
     const Workspace<T> ws(ctx, n, kind == Precond::none ? 3 : 4, s.groups(), 2);
+    Vectors at;
+    at.r = ws.offset(0);
+    at.p = ws.offset(1);
+    at.q = ws.offset(2);
+    at.z = kind == Precond::none ? at.r : ws.offset(3);
+    at.sums[0] = ws.block(0);
+    at.sums[1] = ws.block(1);
     Array<T> r = ws.vector(0), d = ws.vector(1), q = ws.vector(2), z = kind == Precond::none ? r : ws.vector(3);
-    const std::uint64_t r_o = ws.offset(0), d_o = ws.offset(1), q_o = ws.offset(2),
-                        z_o = ws.offset(kind == Precond::none ? 0 : 3), pq_o = ws.block(0), rz_o = ws.block(1);
+    Array<T> pq = ws.block_row(0, 0);
+    const Array<T> rz = ws.block_row(1, 0);
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
-    const Buffer &xb = p.x.buffer(), &wsb = ws.buffer();
+    const Buffer& wsb = ws.buffer();
 
     bool fused = fuse_dots(a, o);
-    Array<T> pq = ws.block_row(0, 0);
     Method<T> m;
     m.scratch = q;
-    m.start = [&] {
+    m.start = [&] { // r = b - A x, z = M r, p = z; rho = r.z
         a.apply(p.x, q);
-        s.launch("xgpu_cg_init", s.partial(0), p.b.buffer(), wsb, q_o, r_o, z_o, d_o, dinv);
-        if (kind == Precond::external) { // z = M r, d = z, r.z in row 0
+        s.launch("xgpu_cg_init", s.partial(0), p.b.buffer(), wsb, at, dinv);
+        if (kind == Precond::external) {
             o.preconditioner.apply(r, z);
             d.assign(z);
-            s.launch("xgpu_krylov_dot", s.partial(0), std::uint64_t(0), wsb, r_o, wsb, z_o);
+            s.launch("xgpu_krylov_dot", s.partial_sums(0), r, z);
         }
         s.gather(0, 3, Slot::rho, Slot::rr, Slot::bb);
     };
     m.step = [&](std::int64_t it) {
-        // q = A p, then p.q, unless the operator fuses them (it may decline: then never again,
-        // unless the trial changes the operator's form).
+        // q = A p with p.q (fused into the product where the operator offers it; it may decline:
+        // then never again, unless the trial changes the operator's form).
         if (trial.before(it)) fused = fuse_dots(a, o);
         fused = fused && a.apply_dot(d, q, pq);
         rep.fused_dot = fused;
         if (!fused) {
             a.apply(d, q);
-            s.launch("xgpu_krylov_dot", wsb, pq_o, wsb, d_o, wsb, q_o);
+            s.launch("xgpu_krylov_dot", pq, d, q);
         }
         trial.after(it);
-        s.launch("xgpu_cg_update", wsb, pq_o, rz_o, xb, r_o, d_o, q_o, z_o, dinv, it);
+        // alpha = rho / p.q; x += alpha p; r -= alpha q; z = M r (Jacobi); r.z and r.r
+        s.launch("xgpu_cg_update", wsb, at, p.x.buffer(), dinv, it);
         if (kind == Precond::external) {
             o.preconditioner.apply(r, z);
-            s.launch("xgpu_krylov_dot", wsb, rz_o, wsb, r_o, wsb, z_o);
+            s.launch("xgpu_krylov_dot", rz, r, z);
         }
-        s.launch("xgpu_cg_direction", wsb, rz_o, d_o, z_o, T(threshold(o, rep.rhs_norm)), it);
+        // the convergence test; beta = r.z / rho; p = z + beta p
+        s.launch("xgpu_cg_direction", wsb, at, T(threshold(o, rep.rhs_norm)), it);
     };
     run(s, a, p, x, o, m, rep);
     // Counted per iteration: p.q (2 vectors, none where the operator fuses it into its product),
@@ -106,11 +114,16 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
     // r, w, s, p (and u where there is a preconditioner; without one u is r) and the two blocks of
     // partial sums the iterations pass on, in one buffer (krylov.hpp's Workspace says why).
     const Workspace<T> ws(ctx, n, kind == Precond::none ? 4 : 5, s.groups(), 2);
+    Vectors at;
+    at.r = ws.offset(0);
+    at.w = ws.offset(1);
+    at.s = ws.offset(2);
+    at.p = ws.offset(3);
+    at.u = kind == Precond::none ? at.r : ws.offset(4);
+    at.sums[0] = ws.block(0);
+    at.sums[1] = ws.block(1);
     Array<T> r = ws.vector(0), w = ws.vector(1); // s and p: the update's alone
     Array<T> u = kind == Precond::none ? r : ws.vector(4);
-    const std::uint64_t r_o = ws.offset(0), w_o = ws.offset(1), sv_o = ws.offset(2), d_o = ws.offset(3),
-                        u_o = ws.offset(kind == Precond::none ? 0 : 4);
-    const auto block = [&](int i) { return ws.block(std::uint64_t(i)); };
     const Buffer dinv = kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
     const Buffer& wsb = ws.buffer();
 
@@ -122,28 +135,28 @@ SolverReport chronopoulos_gear(const OperatorRef<T>& a, Prepared<T>& p, Array<T>
     m.scratch = w;
     m.lag = 1;
     m.recurrent_breakdown = true;
-    m.start = [&] {
+    m.start = [&] { // r = b - A x, u = M r
         a.apply(p.x, w);
-        s.launch("xgpu_pipecg_residual", s.partial(1), p.b.buffer(), wsb, w_o, wsb, r_o, wsb, u_o, dinv);
+        s.launch("xgpu_pipecg_residual", s.partial(1), p.b.buffer(), w, r, u, dinv);
         if (kind == Precond::external) o.preconditioner.apply(r, u);
         s.gather(1, 2, Slot::rr, Slot::bb);
     };
-    m.prime = [&] {
+    m.prime = [&] { // w = A u; r.u, w.u, r.r into sums[0], what iteration 1 reads
         a.apply(u, w);
-        s.launch("xgpu_cgcg_dots", wsb, block(0), r_o, u_o, w_o);
+        s.launch("xgpu_cgcg_dots", wsb, at, std::int64_t(0));
     };
     m.step = [&](std::int64_t it) {
-        const int in = int((it + 1) & 1), out = int(it & 1);
-        s.launch("xgpu_cgcg_update", wsb, block(in), block(out), p.x.buffer(), r_o, u_o, w_o, sv_o, d_o, dinv,
-                 T(threshold(o, rep.rhs_norm)), it);
+        // The test; p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = M r; r.u, r.r
+        s.launch("xgpu_cgcg_update", wsb, at, p.x.buffer(), dinv, T(threshold(o, rep.rhs_norm)), it);
         if (kind == Precond::external) o.preconditioner.apply(r, u);
-        Array<T> row = wu[out];
+        // w = A u with w.u (fused into the product where the operator offers it)
+        Array<T> row = wu[it & 1];
         if (trial.before(it)) fused = fuse_dots(a, o) && kind != Precond::external;
         fused = fused && a.apply_dot(u, w, row);
         rep.fused_dot = fused;
         if (!fused) {
             a.apply(u, w);
-            s.launch("xgpu_cgcg_dots", wsb, block(out), r_o, u_o, w_o);
+            s.launch("xgpu_cgcg_dots", wsb, at, it);
         }
         trial.after(it);
     };
@@ -181,8 +194,7 @@ SolverReport ghysels_vanroose(const OperatorRef<T>& a, Prepared<T>& p, Array<T>&
     // partial sums of r.u, w.u and r.r that the next update reads, and m = M w.
     const auto residuals = [&] {
         a.apply(p.x, nv);
-        s.launch("xgpu_pipecg_residual", s.partial(2), buf(p.b), buf(nv), std::uint64_t(0), buf(r), std::uint64_t(0),
-                 buf(u), std::uint64_t(0), dinv);
+        s.launch("xgpu_pipecg_residual", s.partial(2), buf(p.b), nv, r, u, dinv);
         if (kind == Precond::external) M.apply(r, u);
     };
     const auto dots = [&](int parity) {

@@ -316,8 +316,8 @@ void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x
 
 template <class T>
 FormTrial<T>::FormTrial(const OperatorRef<T>& a, const Queue& q, const SolverOptions<T>& o) : a_(&a), q_(q) {
-    if (a.forms.size() < 2 || !a.use_form || o.form_trial_iterations <= 0) return;
-    const bool automatic = !a.forced && (tune::mode() == tune::Mode::on || tune::mode() == tune::Mode::force);
+    if (a.forms.size() < 2 || o.form_trial_iterations <= 0) return;
+    const bool automatic = !a.fixed && (tune::mode() == tune::Mode::on || tune::mode() == tune::Mode::force);
     if (!o.try_forms.value_or(automatic)) return;
     per_ = o.form_trial_iterations;
     events_.resize(a.forms.size());
@@ -328,7 +328,7 @@ template <class T> bool FormTrial<T>::before(std::int64_t it) {
     if (per_ > 0 && !decided_ && it <= n) {
         const auto form = std::size_t((it - 1) / per_);
         if (form != current_ || it == 1) {
-            a_->use_form(form);
+            a_->current = form;
             switched_ = switched_ || form != current_;
             current_ = form;
         }
@@ -356,17 +356,16 @@ template <class T> void FormTrial<T>::after(std::int64_t it) {
     }
     const auto best = std::size_t(std::min_element(ms_.begin(), ms_.end()) - ms_.begin());
     if (best != current_) {
-        a_->use_form(best);
+        a_->current = best;
         switched_ = true;
         current_ = best;
     }
 }
 
 template <class T> void FormTrial<T>::report(SolverReport& rep) const {
-    if (a_->forms.empty()) return;
-    rep.operator_form = a_->forms[current_];
+    rep.operator_form = a_->forms[current_].name;
     for (std::size_t i = 0; i < ms_.size(); ++i)
-        rep.form_trial_ms.emplace_back(a_->forms[i], ms_[i]);
+        rep.form_trial_ms.emplace_back(a_->forms[i].name, ms_[i]);
 }
 
 #define XGPU_KRYLOV_INSTANTIATE(T)                                                                                     \

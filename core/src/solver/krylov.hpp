@@ -57,8 +57,9 @@ public:
     const Context& context() const { return ctx_; }
     const Queue& queue() const { return queue_; }
     const Buffer& state() const { return state_; }
-    // Partial-sum buffers (3 rows of `groups` values each).
+    // Partial-sum buffers (3 rows of `groups` values each), as buffers and as arrays.
     Buffer partial(int i) const { return partial_[i].buffer(); }
+    const Array<T>& partial_sums(int i) const { return partial_[i]; }
     std::uint64_t groups() const { return groups_; }
     // A buffer to pass where a kernel's unused vector argument goes.
     const Buffer& dummy() const { return state_; }
@@ -88,6 +89,14 @@ private:
 // `array-bench --latency`: 5.8 us with 1 buffer, 10.9 with 12), and a small system's
 // iteration is its launches' host time, so the kernels take the buffer once and offsets (in
 // values). Vector i starts at a multiple of 64 values; each block holds 3 rows of `groups` sums.
+//
+// Vectors names where each vector and the two blocks lie: the kernels take it as one argument,
+// kernels/krylov.h's KrylovVectors (the same fields in the same order), and reach each vector by
+// name. A method leaves the vectors it does not have at 0.
+struct Vectors {
+    std::uint64_t r = 0, p = 0, q = 0, z = 0, w = 0, s = 0, u = 0;
+    std::uint64_t sums[2] = {0, 0};
+};
 template <class T> class Workspace {
 public:
     Workspace(const Context& ctx, std::uint64_t n, std::uint64_t vectors, std::uint64_t groups, std::uint64_t blocks)

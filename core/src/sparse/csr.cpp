@@ -41,6 +41,10 @@ template <Value T, Index I> HostCsr<T, I> Csr<T, I>::to_host() const {
     return h;
 }
 
+template <Value T, Index I> std::string Csr<T, I>::asymmetry(double rtol) const {
+    return sparse::asymmetry(to_host(), rtol);
+}
+
 #define XGPU_SPARSE_INSTANTIATE(T, I) template class Csr<T, I>;
 XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_INSTANTIATE)
 #undef XGPU_SPARSE_INSTANTIATE

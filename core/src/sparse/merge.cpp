@@ -52,22 +52,17 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const LaunchShape s = merge_shape<T, I>(ctx);
     const unsigned wg = s.group_size, items = s.items;
     const bool staged = s.staged;
-    // Staged tiles of at most 32 steps a work-item walk step by step, each row's sum kept in a
-    // register until the group writes y together (H200, the locality-ordered power-law matrix:
-    // 0.647 ms against 0.742 for the walk a row at a time with each row stored as it ends).
-    const bool flat = staged && items <= 32;
     // Staged tiles load the ends of each work-item's first two rows before the entries, so that
     // their latency overlaps the entries' (H200, the locality-ordered power-law matrix, 128 x 16:
     // 0.573 ms against 0.627 loading them after the gathers; three rows: 0.692).
     const unsigned prefetch = staged ? 2 : 0;
-    const std::string key = fmt::format("{}|g{}i{}{}{}p{}", spmv_key<T, I>("merge"), wg, items, staged ? "s" : "",
-                                        flat ? "f" : "", prefetch);
+    const std::string key =
+        fmt::format("{}|g{}i{}{}p{}", spmv_key<T, I>("merge"), wg, items, staged ? "s" : "", prefetch);
     const auto source = [&] {
         return codegen::fill("spmv_merge.kernel", {{"spmv_h", spmv_support<T, I>()},
                                                    {"group_size", std::to_string(wg)},
                                                    {"items", std::to_string(items)},
                                                    {"staged", staged ? "1" : "0"},
-                                                   {"flat", flat ? "1" : "0"},
                                                    {"prefetch", std::to_string(prefetch)}});
     };
     const Kernel product = xgpu::detail::generated_kernel(ctx, key + "|product", source, "xgpu_spmv_merge");
@@ -77,7 +72,6 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const std::uint64_t tile = std::uint64_t(wg) * items, groups = (std::uint64_t(rows + nnz) + tile - 1) / tile;
     auto carry_row = empty<std::int64_t>(ctx, {std::size_t(groups)});
     auto carry_val = empty<T>(ctx, {std::size_t(groups)});
-    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
     // Staged: every tile's first row, searched by one work-item each (H200, power-law 2^24 rows:
@@ -90,8 +84,8 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
             auto r = empty<std::int64_t>(ctx, {std::size_t(groups + 1)});
             const Kernel bounds =
                 xgpu::detail::generated_kernel(ctx, key + "|bounds", source, "xgpu_spmv_merge_bounds");
-            bounds.launch(q, codegen::groups_grid((groups + 1 + wg - 1) / wg, wg), d(c.a.row_ptr()).buffer,
-                          std::int64_t(d(c.a.row_ptr()).offset), rows, nnz, groups, d(r).buffer);
+            bounds.launch(q, codegen::groups_grid((groups + 1 + wg - 1) / wg, wg), c.a.row_ptr(), rows, nnz,
+                          groups, r.buffer());
             return r;
         };
         const auto tiles = layout<MergeTiles>(c.a, Format::merge_path, [&] {
@@ -101,14 +95,11 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
         });
         tile_rows = tiles->tile == tile ? tiles->rows : search();
     }
-    product.launch(q, codegen::groups_grid(groups, wg), d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
-                   d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset), d(c.a.values()).buffer,
-                   std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset), d(c.y).buffer,
-                   std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows, nnz, d(carry_row).buffer,
-                   d(carry_val).buffer, d(tile_rows).buffer);
+    product.launch(q, codegen::groups_grid(groups, wg), c.a.row_ptr(), c.a.col_idx(), c.a.values(), c.x, c.y, c.alpha,
+                   c.beta, beta_zero, rows, nnz, carry_row.buffer(), carry_val.buffer(), tile_rows.buffer());
     if (groups > 1)
-        carry.launch(q, codegen::groups_grid((groups + wg - 1) / wg, wg), d(carry_row).buffer, d(carry_val).buffer,
-                     groups, d(c.y).buffer, std::int64_t(d(c.y).offset), c.alpha, rows);
+        carry.launch(q, codegen::groups_grid((groups + wg - 1) / wg, wg), carry_row.buffer(),
+                     carry_val.buffer(), groups, c.y, c.alpha, rows);
 }
 
 #define XGPU_MERGE_INSTANTIATE(T, I)                                                                                   \

@@ -116,21 +116,16 @@ template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* par
         },
         name);
     const std::uint64_t rows = std::uint64_t(c.a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows;
-    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Grid grid =
         partial ? Grid{partial->size() * wg, wg} : codegen::groups_grid((rows + per_group - 1) / per_group, wg);
+    const auto& a = c.a;
     if (partial)
-        k.launch(ctx.current_queue(), grid, d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
-                 d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset), d(c.a.values()).buffer,
-                 std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset), d(c.y).buffer,
-                 std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows, d(*partial).buffer,
-                 std::int64_t(d(*partial).offset));
+        k.launch(ctx.current_queue(), grid, a.row_ptr(), a.col_idx(), a.values(), c.x, c.y, c.alpha, c.beta, beta_zero,
+                 rows, *partial);
     else
-        k.launch(ctx.current_queue(), grid, d(c.a.row_ptr()).buffer, std::int64_t(d(c.a.row_ptr()).offset),
-                 d(c.a.col_idx()).buffer, std::int64_t(d(c.a.col_idx()).offset), d(c.a.values()).buffer,
-                 std::int64_t(d(c.a.values()).offset), d(c.x).buffer, std::int64_t(d(c.x).offset), d(c.y).buffer,
-                 std::int64_t(d(c.y).offset), c.alpha, c.beta, beta_zero, rows);
+        k.launch(ctx.current_queue(), grid, a.row_ptr(), a.col_idx(), a.values(), c.x, c.y, c.alpha, c.beta, beta_zero,
+                 rows);
 }
 
 } // namespace detail
@@ -387,6 +382,24 @@ bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, For
     }
 }
 
+template <Value T, Index I> OperatorForms<T> Csr<T, I>::forms() const {
+    const Format first = plan_spmv(*this).format;
+    std::vector<Format> chosen{first};
+    for (const Format f : formats()) {
+        const bool free = f == Format::csr_scalar || f == Format::csr_vector || f == Format::merge_path ||
+                          (f != Format::automatic && build_ms(f));
+        if (free && f != first && plan_spmv(*this, f).format == f) chosen.push_back(f);
+    }
+    OperatorForms<T> out;
+    out.fixed = detail::format_forced();
+    for (const Format f : chosen)
+        out.forms.push_back({name(f), [a = *this, f](const Array<T>& x, Array<T>& y) { spmv(a, x, y, T(1), T(0), f); },
+                             [a = *this, f](const Array<T>& x, Array<T>& y, Array<T>& partial) {
+                                 return a.apply_dot(x, y, partial, f);
+                             }});
+    return out;
+}
+
 #define XGPU_SPMV_INSTANTIATE(T, I)                                                                                    \
     template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                             \
     template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                                    \
@@ -394,6 +407,7 @@ bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, For
     template void Csr<T, I>::apply(const Array<T>&, Array<T>&) const;                                                  \
     template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;                                            \
     template bool Csr<T, I>::apply_dot(const Array<T>&, Array<T>&, Array<T>&, Format) const;                           \
+    template OperatorForms<T> Csr<T, I>::forms() const;                                                                \
     template std::string detail::spmv_support<T, I>();                                                                 \
     template std::string detail::spmv_key<T, I>(const char*);                                                          \
     template void detail::spmv_csr(const detail::SpmvCall<T, I>&, Array<T>*);

@@ -82,17 +82,13 @@ void apply_laplacian(const Context& ctx, unsigned dim, std::uint64_t nx, std::ui
     const std::uint64_t groups =
         (nx + s.group_size - 1) / s.group_size * (dim == 3 ? ny : 1) * ((walk + s.items - 1) / s.items);
     const Queue q = ctx.current_queue();
-    const auto& xd = x.desc();
-    const auto& yd = y.desc();
     const std::uint32_t beta_zero = beta == T(0);
     if (!partial) {
-        k.launch(q, codegen::groups_grid(groups, s.group_size), yd.buffer, std::int64_t(yd.offset), xd.buffer,
-                 std::int64_t(xd.offset), nx, ny, nz, alpha, beta, beta_zero);
+        k.launch(q, codegen::groups_grid(groups, s.group_size), y, x, nx, ny, nz, alpha, beta, beta_zero);
         return;
     }
-    const auto& pd = partial->desc();
-    k.launch(q, Grid{partial->size() * s.group_size, s.group_size}, yd.buffer, std::int64_t(yd.offset), xd.buffer,
-             std::int64_t(xd.offset), nx, ny, nz, alpha, beta, beta_zero, groups, pd.buffer, std::int64_t(pd.offset));
+    k.launch(q, Grid{partial->size() * s.group_size, s.group_size}, y, x, nx, ny, nz, alpha, beta, beta_zero, groups,
+             *partial);
 }
 
 // The checks of a fused product's partial sums: one per work-group, contiguous, on the context,

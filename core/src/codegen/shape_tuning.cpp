@@ -9,8 +9,8 @@
 
 #include <atomic>
 
-#include "../codegen/launch.hpp"
-#include "database.hpp"
+#include "../tune/database.hpp"
+#include "launch.hpp"
 #include "xgpu/error.hpp"
 
 namespace xgpu::tune {
