@@ -1,4 +1,4 @@
-// The README's example: arrays, a fused expression, a reduction, and a kernel of your own.
+// The README's example without its checks: arrays, a fused expression, a reduction, and a kernel of your own.
 #include <iostream>
 
 #include <xgpu/array.hpp>

@@ -68,7 +68,7 @@ for step in $steps; do
     ;;
   dg)
     # The DG example's volume kernel over its granularity (examples/dg/granularity.sh), f64 and
-    # f32, N = 3..7, on both backends; then the program at each order as the README's table runs it
+    # f32, N = 3..7, on both backends; then the program at each order as docs/dg.md's table runs it
     # (about 2 million dofs), its default against XGPU_AUTOTUNE=on (tuned on the mesh itself).
     : >"$out/dg.txt"
     for b in cuda opencl; do

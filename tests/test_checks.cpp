@@ -1,4 +1,4 @@
-// What the README's "Guarantees" promise: sizes, ranges, types and arguments checked before work is
+// What docs/errors.md promises: sizes, ranges, types and arguments checked before work is
 // enqueued, numpy's answers at the integer limits, and exact intervals. One section per case of
 // the hardening issue; each failed (or corrupted memory) before its fix.
 #include <climits>
@@ -170,7 +170,7 @@ TEST_CASE("6: launch arguments are checked against the parameters the backend re
         // An int32 where the kernel takes a uint64_t: both backends report the size.
         CHECK_THROWS_AS(k.launch(ctx.queue(), Grid{64}, buf, std::int32_t(1)), InvalidArgument);
         // A scalar where the kernel takes a pointer: OpenCL reports the parameter's address space;
-        // CUDA reports sizes only, and a pointer and a uint64_t have the same (README).
+        // CUDA reports sizes only, and a pointer and a uint64_t have the same (docs/runtime.md).
         if (ctx.backend() == "opencl")
             CHECK_THROWS_WITH(k.launch(ctx.queue(), Grid{64}, std::uint64_t(12345), std::uint64_t(1)),
                               Contains("argument 0") && Contains("buffer"));

@@ -1,5 +1,5 @@
 // The memory pool's ordering by queue (a freed block is not handed to another queue while work
-// that used it may still run), QueueScope, and the thread safety the README promises.
+// that used it may still run), QueueScope, and the thread safety docs/errors.md promises.
 #include <atomic>
 #include <thread>
 
