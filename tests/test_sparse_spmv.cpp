@@ -490,6 +490,17 @@ template <class T, class I> void sell_cases(const Context& ctx) {
     check_sell<T, I>(ctx, generate<T, I>(0, 0, {}), "0x0");
     check_sell<T, I>(ctx, generate<T, I>(1, 1, {1}), "1x1");
     check_sell<T, I>(ctx, generate<T, I>(1, 700, {600}), "a single long row");
+    {
+        // Rows far longer than a work-group's share of the fill (thousands of slots), beside
+        // short and empty rows: their chunks' slots span many work-groups, and a work-group's
+        // slots many narrow chunks.
+        std::vector<std::int64_t> len(700);
+        for (std::size_t r = 0; r < len.size(); ++r)
+            len[r] = r % 3 == 0 ? 0 : std::int64_t(r % 7);
+        len[5] = 30000;
+        len[300] = 12000;
+        check_sell<T, I>(ctx, generate<T, I>(700, 40000, len), "rows of tens of thousands of entries");
+    }
     check_sell<T, I>(ctx, generate<T, I>(37, 5, std::vector<std::int64_t>(37, 0)), "no entries");
     // Random sizes (not multiples of C or sigma), a third of the rows empty, lengths 0 to 2 sigma
     // (rows far longer than a chunk), many equal lengths (the sort must keep their order).
