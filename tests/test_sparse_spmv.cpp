@@ -324,6 +324,40 @@ TEST_CASE("spmv on the shared matrices") {
     }
 }
 
+TEST_CASE("a matrix past the staged-upload size comes to the device whole; a bad one is refused as on the host") {
+    // 2^20 rows of 1 to 5 entries (row_ptr 4 MiB, col_idx 12 MiB, values 24 MiB, diagonal
+    // 8 MiB): past the 16 MiB from which the arrays go through staging memory in rounds of 8
+    // chunks of 2 MiB, so chunks of every array, a partial last chunk and several rounds.
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t n = std::int64_t(1) << 20;
+        std::vector<std::int64_t> len(static_cast<std::size_t>(n));
+        for (std::size_t r = 0; r < len.size(); ++r)
+            len[r] = 1 + std::int64_t(r % 5);
+        const auto h = generate<double, std::int32_t>(n, n, len);
+        const Csr<double> a(ctx, h);
+        const auto back = a.to_host();
+        CHECK(back.row_ptr == h.row_ptr);
+        CHECK(back.col_idx == h.col_idx);
+        CHECK(back.values == h.values);
+        CHECK(a.diagonal().get() == diagonal(h));
+        check<double, std::int32_t>(ctx, a, h, Format::csr_vector, 1.0, 0.0, "staged upload");
+        // Refused with the host check's message, before the arrays are allocated or copied.
+        auto bad = h;
+        bad.col_idx.back() = std::int32_t(n);
+        std::string want;
+        try {
+            bad.validate();
+        } catch (const InvalidArgument& e) {
+            want = e.what();
+        }
+        REQUIRE(!want.empty());
+        CHECK_THROWS_WITH((Csr<double>(ctx, bad)), want);
+        bad = h;
+        bad.row_ptr[7] = bad.row_ptr[8] + 1;
+        CHECK_THROWS_WITH((Csr<double>(ctx, bad)), Contains("row pointers must not fall"));
+    }
+}
+
 TEST_CASE("spmv refuses bad input before any work") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const auto h = generate<double, std::int32_t>(10, 8, std::vector<std::int64_t>(10, 2));
