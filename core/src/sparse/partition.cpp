@@ -333,11 +333,14 @@ std::int64_t growth_regions(std::int64_t vertices) {
 //
 // A large graph is first cut into growth_regions() runs of consecutive vertices, each a whole
 // number of parts, grown side by side over the host's threads, each alone (edges between
-// regions are cut). The searches are serial and touch memory at random, so this is what makes a
-// graph of millions of vertices take a fraction of a second; and a region's state fits the
-// caches. The regions depend on the graph's size only, not on the host: the partition is the same
-// on every host. A matrix in a natural order (a grid's rows) loses to the regions only the few
-// edges across their borders; one in no order (random columns) has few edges inside any part.
+// regions are cut). The searches are serial and touch memory at random: regions spread them
+// over the threads, and a region's state (a quarter of a million vertices or more) stays nearer
+// the caches than the whole graph's. The regions depend on the graph's size only, not on the
+// host: the partition is the same on every host. A matrix in a natural order loses to the
+// regions only the edges across their borders (the 2-D Poisson matrix's parts, grown within
+// bands of grid rows, cut fewer entries than grown over the whole grid: `spmv-bench --p 0
+// --formats packeted` prints the remainder); a matrix in no order (random columns) has few edges
+// inside any part, and fewer within a region.
 Partition grow_parts(const Graph& g, std::int64_t max_rows, std::int64_t regions) {
     const std::int64_t n = g.vertices();
     if (n == 0) return collect({}, 0, Partitioner::graph_growing);
