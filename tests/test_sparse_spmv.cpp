@@ -22,6 +22,7 @@
 #include <xgpu/sparse.hpp>
 
 #include "codegen/launch.hpp"
+#include "sparse/build.hpp"
 #include "sparse/spmv.hpp"
 #include "support.hpp"
 
@@ -334,13 +335,18 @@ TEST_CASE("a matrix past the staged-upload size comes to the device whole; a bad
         for (std::size_t r = 0; r < len.size(); ++r)
             len[r] = 1 + std::int64_t(r % 5);
         const auto h = generate<double, std::int32_t>(n, n, len);
-        const Csr<double> a(ctx, h);
-        const auto back = a.to_host();
-        CHECK(back.row_ptr == h.row_ptr);
-        CHECK(back.col_idx == h.col_idx);
-        CHECK(back.values == h.values);
-        CHECK(a.diagonal().get() == diagonal(h));
-        check<double, std::int32_t>(ctx, a, h, Format::csr_vector, 1.0, 0.0, "staged upload");
+        for (const bool gpu : {false, true}) { // staged on a GPU; here on every device
+            std::optional<sparse::detail::GpuPathsScope> scope;
+            if (gpu) scope.emplace();
+            const Csr<double> a(ctx, h);
+            const auto back = a.to_host();
+            CHECK(back.row_ptr == h.row_ptr);
+            CHECK(back.col_idx == h.col_idx);
+            CHECK(back.values == h.values);
+            CHECK(a.diagonal().get() == diagonal(h));
+            check<double, std::int32_t>(ctx, a, h, Format::csr_vector, 1.0, 0.0, "staged upload");
+        }
+        sparse::detail::GpuPathsScope staged;
         // Refused with the host check's message, before the arrays are allocated or copied.
         auto bad = h;
         bad.col_idx.back() = std::int32_t(n);
@@ -501,8 +507,8 @@ sparse::detail::SellArrays<T, I> host_sell(const HostCsr<T, I>& h, unsigned chun
     return s;
 }
 
-template <class T, class I> void check_sell(const Context& ctx, const HostCsr<T, I>& h, const std::string& what) {
-    const Csr<T, I> a(ctx, h);
+template <class T, class I>
+void check_sell_arrays(const Csr<T, I>& a, const HostCsr<T, I>& h, const std::string& what) {
     for (const auto& [chunk, sigma] :
          {std::pair{8u, 64u}, std::pair{32u, 256u}, std::pair{4u, 4u}, std::pair{1u, 16u}, std::pair{16u, 512u}}) {
         INFO(what << ": " << h.rows << "x" << h.cols << ", nnz " << h.nnz() << ", C " << chunk << ", sigma " << sigma);
@@ -517,9 +523,18 @@ template <class T, class I> void check_sell(const Context& ctx, const HostCsr<T,
         // Bit for bit (padding +0 included): memcmp, not ==.
         CHECK((want.val.empty() || std::memcmp(got.val.data(), want.val.data(), want.val.size() * sizeof(T)) == 0));
     }
-    if (h.nnz() > 0) check<T, I>(ctx, a, h, Format::sell, T(1.5), T(-0.5), what + ", product");
 }
 
+template <class T, class I> void check_sell(const Context& ctx, const HostCsr<T, I>& h, const std::string& what) {
+    const Csr<T, I> a(ctx, h);
+    // Both fills on every device: a work-item per slot (GPUs) and per row (CPUs).
+    for (const bool gpu : {false, true}) {
+        std::optional<sparse::detail::GpuPathsScope> scope;
+        if (gpu) scope.emplace();
+        check_sell_arrays(a, h, what + (gpu ? ", GPU fill" : ""));
+    }
+    if (h.nnz() > 0) check<T, I>(ctx, a, h, Format::sell, T(1.5), T(-0.5), what + ", product");
+}
 template <class T, class I> void sell_cases(const Context& ctx) {
     check_sell<T, I>(ctx, generate<T, I>(0, 0, {}), "0x0");
     check_sell<T, I>(ctx, generate<T, I>(1, 1, {1}), "1x1");

@@ -1,7 +1,7 @@
 // Csr<T, I>: CSR arrays on a context. Checked on the host before any upload; the row statistics
 // and the diagonal are computed in the same pass (detail::check_csr, over the host's threads), so
-// later format choices read them without touching the device. Large arrays are then copied
-// through page-locked staging memory by the host's threads (staged_upload).
+// later format choices read them without touching the device. On a GPU, large arrays are then
+// copied through page-locked staging memory by the host's threads (staged_upload).
 #include <algorithm>
 #include <cstring>
 
@@ -94,7 +94,7 @@ Csr<T, I>::Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, std::sp
     stats_ = stats;
     const std::size_t bytes =
         (row_ptr.size() + col_idx.size()) * sizeof(I) + (values.size() + diagonal.size()) * sizeof(T);
-    if (bytes < staged_min) {
+    if (bytes < staged_min || !detail::gpu_paths(ctx)) { // a CPU device's copy is a memcpy already
         row_ptr_ = to_device<I>(ctx, row_ptr);
         col_idx_ = to_device<I>(ctx, col_idx);
         values_ = to_device<T>(ctx, values);
