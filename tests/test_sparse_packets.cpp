@@ -695,6 +695,48 @@ TEST_CASE("the threaded graph, partition and layout are the serial ones", "[spar
     }
 }
 
+TEST_CASE("graph growing in regions: whole parts inside each region, deterministic, few more entries cut",
+          "[sparse][packets]") {
+    // The regions a large graph is grown in, here forced on small ones: every row once within the
+    // size limit, no part across a region's border, the same partition every time, and a grid in
+    // natural order cut little more than grown whole.
+    CHECK(sparse::detail::growth_regions(1000) == 1);
+    CHECK(sparse::detail::growth_regions(2 * sparse::detail::region_rows) == 2);
+    CHECK(sparse::detail::growth_regions(std::int64_t(1) << 40) == sparse::detail::max_regions);
+    const std::vector<std::pair<std::string, HostCsr<double>>> cases{{"Poisson 256^2", poisson2d<double>(256)},
+                                                                     {"power law", power_law<double>(30000)},
+                                                                     {"banded", banded<double>(5000, 3, 0.7)}};
+    for (const auto& [what, a] : cases) {
+        INFO(what);
+        const auto g = sparse::detail::symmetric_graph(a);
+        for (const std::int64_t max_rows : {std::int64_t(700), std::int64_t(3072)})
+            for (const std::int64_t regions : {2, 5, 16}) {
+                INFO("max_rows " << max_rows << ", regions " << regions);
+                const auto p = sparse::detail::grow_parts(g, max_rows, regions);
+                check_partition(a, p, max_rows);
+                const auto q = sparse::detail::grow_parts(g, max_rows, regions);
+                REQUIRE(p.part_ptr == q.part_ptr);
+                REQUIRE(p.rows == q.rows);
+                // Regions hold whole parts of the even size: a part's rows lie in one region.
+                const std::int64_t count = (a.rows + max_rows - 1) / max_rows, target = (a.rows + count - 1) / count;
+                const std::int64_t span = (count + regions - 1) / regions * target;
+                for (std::int64_t part = 0; part < p.parts(); ++part)
+                    REQUIRE(p.rows[std::size_t(p.part_ptr[std::size_t(part)])] / span ==
+                            p.rows[std::size_t(p.part_ptr[std::size_t(part) + 1]) - 1] / span);
+                if (what[0] == 'P') {
+                    const double whole = double(cut_entries(a, sparse::detail::grow_parts(g, max_rows, 1)));
+                    const double cut = double(cut_entries(a, p));
+                    std::printf("Poisson 256^2, parts of <= %lld rows, %lld regions: %.2f%% of the entries cut (one "
+                                "region: %.2f%%)\n",
+                                static_cast<long long>(max_rows), static_cast<long long>(regions),
+                                100 * cut / double(a.nnz()), 100 * whole / double(a.nnz()));
+                    // Two regions add one border of 256 rows' entries to the parts' perimeters.
+                    if (regions == 2) CHECK(cut < 1.5 * whole);
+                }
+            }
+    }
+}
+
 TEST_CASE("partitions are deterministic", "[sparse][packets]") {
     const auto a = power_law<double>(3000);
     for (const Partitioner how : partitioners()) {

@@ -22,6 +22,7 @@
 #include <xgpu/sparse.hpp>
 
 #include "codegen/launch.hpp"
+#include "sparse/build.hpp"
 #include "sparse/spmv.hpp"
 #include "support.hpp"
 
@@ -323,6 +324,45 @@ TEST_CASE("spmv on the SuiteSparse test matrices") {
     }
 }
 
+TEST_CASE("a matrix past the staged-upload size comes to the device whole; a bad one is refused as on the host") {
+    // 2^20 rows of 1 to 5 entries (row_ptr 4 MiB, col_idx 12 MiB, values 24 MiB, diagonal
+    // 8 MiB): past the 16 MiB from which the arrays go through staging memory in rounds of 8
+    // chunks of 2 MiB, so chunks of every array, a partial last chunk and several rounds.
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t n = std::int64_t(1) << 20;
+        std::vector<std::int64_t> len(static_cast<std::size_t>(n));
+        for (std::size_t r = 0; r < len.size(); ++r)
+            len[r] = 1 + std::int64_t(r % 5);
+        const auto h = generate<double, std::int32_t>(n, n, len);
+        for (const bool gpu : {false, true}) { // staged on a GPU; here on every device
+            std::optional<sparse::detail::GpuPathsScope> scope;
+            if (gpu) scope.emplace();
+            const Csr<double> a(ctx, h);
+            const auto back = a.to_host();
+            CHECK(back.row_ptr == h.row_ptr);
+            CHECK(back.col_idx == h.col_idx);
+            CHECK(back.values == h.values);
+            CHECK(a.diagonal().get() == diagonal(h));
+            check<double, std::int32_t>(ctx, a, h, Format::csr_vector, 1.0, 0.0, "staged upload");
+        }
+        sparse::detail::GpuPathsScope staged;
+        // Refused with the host check's message, before the arrays are allocated or copied.
+        auto bad = h;
+        bad.col_idx.back() = std::int32_t(n);
+        std::string want;
+        try {
+            bad.validate();
+        } catch (const InvalidArgument& e) {
+            want = e.what();
+        }
+        REQUIRE(!want.empty());
+        CHECK_THROWS_WITH((Csr<double>(ctx, bad)), want);
+        bad = h;
+        bad.row_ptr[7] = bad.row_ptr[8] + 1;
+        CHECK_THROWS_WITH((Csr<double>(ctx, bad)), Contains("row pointers must not fall"));
+    }
+}
+
 TEST_CASE("spmv refuses bad input before any work") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const auto h = generate<double, std::int32_t>(10, 8, std::vector<std::int64_t>(10, 2));
@@ -466,8 +506,8 @@ sparse::detail::SellArrays<T, I> host_sell(const HostCsr<T, I>& h, unsigned chun
     return s;
 }
 
-template <class T, class I> void check_sell(const Context& ctx, const HostCsr<T, I>& h, const std::string& what) {
-    const Csr<T, I> a(ctx, h);
+template <class T, class I>
+void check_sell_arrays(const Csr<T, I>& a, const HostCsr<T, I>& h, const std::string& what) {
     for (const auto& [chunk, sigma] :
          {std::pair{8u, 64u}, std::pair{32u, 256u}, std::pair{4u, 4u}, std::pair{1u, 16u}, std::pair{16u, 512u}}) {
         INFO(what << ": " << h.rows << "x" << h.cols << ", nnz " << h.nnz() << ", C " << chunk << ", sigma " << sigma);
@@ -482,13 +522,33 @@ template <class T, class I> void check_sell(const Context& ctx, const HostCsr<T,
         // Bit for bit (padding +0 included): memcmp, not ==.
         CHECK((want.val.empty() || std::memcmp(got.val.data(), want.val.data(), want.val.size() * sizeof(T)) == 0));
     }
-    if (h.nnz() > 0) check<T, I>(ctx, a, h, Format::sell, T(1.5), T(-0.5), what + ", product");
 }
 
+template <class T, class I> void check_sell(const Context& ctx, const HostCsr<T, I>& h, const std::string& what) {
+    const Csr<T, I> a(ctx, h);
+    // Both fills on every device: a work-item per slot (GPUs) and per row (CPUs).
+    for (const bool gpu : {false, true}) {
+        std::optional<sparse::detail::GpuPathsScope> scope;
+        if (gpu) scope.emplace();
+        check_sell_arrays(a, h, what + (gpu ? ", GPU fill" : ""));
+    }
+    if (h.nnz() > 0) check<T, I>(ctx, a, h, Format::sell, T(1.5), T(-0.5), what + ", product");
+}
 template <class T, class I> void sell_cases(const Context& ctx) {
     check_sell<T, I>(ctx, generate<T, I>(0, 0, {}), "0x0");
     check_sell<T, I>(ctx, generate<T, I>(1, 1, {1}), "1x1");
     check_sell<T, I>(ctx, generate<T, I>(1, 700, {600}), "a single long row");
+    {
+        // Rows far longer than a work-group's share of the fill (thousands of slots), beside
+        // short and empty rows: their chunks' slots span many work-groups, and a work-group's
+        // slots many narrow chunks.
+        std::vector<std::int64_t> len(700);
+        for (std::size_t r = 0; r < len.size(); ++r)
+            len[r] = r % 3 == 0 ? 0 : std::int64_t(r % 7);
+        len[5] = 30000;
+        len[300] = 12000;
+        check_sell<T, I>(ctx, generate<T, I>(700, 40000, len), "rows of tens of thousands of entries");
+    }
     check_sell<T, I>(ctx, generate<T, I>(37, 5, std::vector<std::int64_t>(37, 0)), "no entries");
     // Random sizes (not multiples of C or sigma), a third of the rows empty, lengths 0 to 2 sigma
     // (rows far longer than a chunk), many equal lengths (the sort must keep their order).

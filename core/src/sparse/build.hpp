@@ -146,4 +146,18 @@ std::vector<T> diagonal(std::int64_t rows, std::int64_t cols, std::span<const I>
     return d;
 }
 
+// The paths a GPU takes where a CPU device takes another (the staged upload of a large Csr,
+// the SELL fill a work-item per slot), taken on every device while a GpuPathsScope lives: tests
+// run them on a CPU device this way.
+inline std::atomic<int> gpu_paths_forced{0};
+struct GpuPathsScope {
+    GpuPathsScope() { ++gpu_paths_forced; }
+    ~GpuPathsScope() { --gpu_paths_forced; }
+    GpuPathsScope(const GpuPathsScope&) = delete;
+    GpuPathsScope& operator=(const GpuPathsScope&) = delete;
+};
+inline bool gpu_paths(const Context& ctx) {
+    return ctx.device().type() != DeviceType::cpu || gpu_paths_forced.load() > 0;
+}
+
 } // namespace xgpu::sparse::detail

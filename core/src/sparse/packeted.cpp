@@ -13,6 +13,7 @@
 #include "../codegen/generated.hpp"
 #include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
+#include "build.hpp"
 #include "layout.hpp"
 
 namespace xgpu::sparse::detail {
@@ -93,14 +94,25 @@ std::shared_ptr<const PacketedLayout<T, I>> upload_layout(const Context& ctx, co
     l->thread_steps = upload(ctx, h.thread_steps);
     l->local = upload(ctx, h.local);
     l->values = upload(ctx, h.values);
-    // The remainder is sorted by row: its runs of equal rows become the CSR rows.
-    std::vector<I> rows, ptr{I(0)};
-    for (std::size_t k = 0; k < h.remainder_nnz(); ++k)
-        if (rows.empty() || rows.back() != h.rem_row[k]) {
-            if (!rows.empty()) ptr.push_back(I(k));
-            rows.push_back(h.rem_row[k]);
-        }
-    if (!rows.empty()) ptr.push_back(I(h.remainder_nnz()));
+    // The remainder is sorted by row: its runs of equal rows become the CSR rows, found over the
+    // host's threads by blocks of entries (runs counted, then written from each block's offset).
+    const std::size_t m = h.remainder_nnz(), blocks = (m + csr_block_rows - 1) / csr_block_rows;
+    const auto starts = [&](std::size_t b, auto&& f) {
+        for (std::size_t k = b * csr_block_rows; k < std::min(m, (b + 1) * csr_block_rows); ++k)
+            if (k == 0 || h.rem_row[k] != h.rem_row[k - 1]) f(k);
+    };
+    std::vector<std::size_t> first(blocks + 1, 0);
+    for_blocks(blocks, [&](std::size_t b) { starts(b, [&](std::size_t) { ++first[b + 1]; }); });
+    for (std::size_t b = 0; b < blocks; ++b)
+        first[b + 1] += first[b];
+    std::vector<I> rows(first[blocks]), ptr(first[blocks] + 1, I(m));
+    for_blocks(blocks, [&](std::size_t b) {
+        std::size_t j = first[b];
+        starts(b, [&](std::size_t k) {
+            rows[j] = h.rem_row[k];
+            ptr[j++] = I(k);
+        });
+    });
     l->rem_rows = rows.size();
     l->rem_row = upload(ctx, rows);
     l->rem_ptr = upload(ctx, ptr);

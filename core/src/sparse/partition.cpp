@@ -136,26 +136,43 @@ bool parallel_search() {
     return wide;
 }
 
+// The searches of one region of the graph, the vertices [lo, hi): per-vertex state indexed from
+// lo, so that regions searched side by side each own theirs. `wide`: large frontiers may be
+// expanded over the host's threads (a region searched alone).
+struct Search {
+    std::int64_t lo = 0, hi = 0;
+    bool wide = false;
+    std::vector<std::uint32_t> seen;  // a stamp per vertex, so that repeated searches need no clearing
+    std::vector<std::uint64_t> claim; // expand_parallel's, all ones between levels
+    std::uint32_t stamp = 0;
+
+    Search(std::int64_t first, std::int64_t end, bool threads)
+        : lo(first), hi(end), wide(threads && parallel_search()), seen(std::size_t(end - first), 0),
+          claim(wide ? std::size_t(end - first) : 0, ~std::uint64_t(0)) {}
+    std::uint32_t& seen_of(std::int64_t v) { return seen[std::size_t(v - lo)]; }
+    bool inside(std::int64_t v) const { return v >= lo && v < hi; }
+};
+
 // The next level of a breadth-first search, order[head .. end), appended to order in the order a
 // serial scan of the frontier reaches it: a vertex is claimed by the first frontier vertex that
 // reaches it (the least index, an atomic minimum in claim[]), and each block of the frontier
 // lists what its vertices claimed, in the order of their neighbours; the lists are joined in
-// block order. claim[] is all ones between levels.
+// block order.
 template <class Open>
-void expand_parallel(const Graph& g, std::vector<std::int64_t>& order, std::size_t head, std::size_t end,
-                     std::vector<std::uint32_t>& seen, std::uint32_t stamp, Open open,
-                     std::vector<std::uint64_t>& claim) {
+void expand_parallel(const Graph& g, std::vector<std::int64_t>& order, std::size_t head, std::size_t end, Search& s,
+                     Open open) {
     const std::size_t blocks = (end - head + parallel_frontier - 1) / parallel_frontier;
+    const std::uint32_t stamp = s.stamp;
     const auto each = [&](std::size_t b, auto&& f) {
         for (std::size_t i = head + b * parallel_frontier; i < std::min(end, head + (b + 1) * parallel_frontier); ++i) {
             const auto v = std::size_t(order[i]);
             for (auto k = g.ptr[v]; k < g.ptr[v + 1]; ++k)
-                if (const auto u = g.adj[std::size_t(k)]; seen[std::size_t(u)] != stamp && open(u)) f(i, u);
+                if (const auto u = g.adj[std::size_t(k)]; open(u) && s.seen_of(u) != stamp) f(i, u);
         }
     };
     for_blocks(blocks, [&](std::size_t b) {
         each(b, [&](std::size_t i, std::int64_t u) {
-            std::atomic_ref<std::uint64_t> c(claim[std::size_t(u)]);
+            std::atomic_ref<std::uint64_t> c(s.claim[std::size_t(u - s.lo)]);
             for (std::uint64_t was = c.load(std::memory_order_relaxed);
                  i < was && !c.compare_exchange_weak(was, i, std::memory_order_relaxed);)
                 ;
@@ -164,42 +181,41 @@ void expand_parallel(const Graph& g, std::vector<std::int64_t>& order, std::size
     std::vector<std::vector<std::int64_t>> found(blocks);
     for_blocks(blocks, [&](std::size_t b) {
         each(b, [&](std::size_t i, std::int64_t u) {
-            if (claim[std::size_t(u)] == i) found[b].push_back(u);
+            if (s.claim[std::size_t(u - s.lo)] == i) found[b].push_back(u);
         });
     });
     for (const auto& f : found)
         for (const auto u : f) {
-            seen[std::size_t(u)] = stamp;
-            claim[std::size_t(u)] = ~std::uint64_t(0);
+            s.seen_of(u) = stamp;
+            s.claim[std::size_t(u - s.lo)] = ~std::uint64_t(0);
             order.push_back(u);
         }
 }
 
-// Breadth-first search over the vertices that `open` allows, from `start`, appending them to
-// `order` in the order reached. `seen` holds a stamp per vertex so that repeated searches need no
-// clearing; claim (one word a vertex, all ones) serves expand_parallel.
+// Breadth-first search (stamp s.stamp) over the vertices that `open` allows (all of them inside
+// the region), from `start`, appending them to `order` in the order reached.
 template <class Open>
-Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order, std::vector<std::uint32_t>& seen,
-           std::uint32_t stamp, Open open, std::vector<std::uint64_t>& claim) {
+Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order, Search& s, Open open) {
     const std::size_t first = order.size();
+    const std::uint32_t stamp = s.stamp;
     order.push_back(start);
-    seen[std::size_t(start)] = stamp;
+    s.seen_of(start) = stamp;
     Levels levels;
     std::size_t head = first;
     while (head < order.size()) {
         levels.last = head;
         ++levels.count;
         const std::size_t end = order.size();
-        if (end - head >= parallel_frontier && parallel_search()) {
-            expand_parallel(g, order, head, end, seen, stamp, open, claim);
+        if (end - head >= parallel_frontier && s.wide) {
+            expand_parallel(g, order, head, end, s, open);
             head = end;
             continue;
         }
         for (; head < end; ++head) {
             const auto v = std::size_t(order[head]);
             for (auto k = g.ptr[v]; k < g.ptr[v + 1]; ++k)
-                if (const auto u = g.adj[std::size_t(k)]; seen[std::size_t(u)] != stamp && open(u)) {
-                    seen[std::size_t(u)] = stamp;
+                if (const auto u = g.adj[std::size_t(k)]; open(u) && s.seen_of(u) != stamp) {
+                    s.seen_of(u) = stamp;
                     order.push_back(u);
                 }
         }
@@ -213,14 +229,13 @@ Levels bfs(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order,
 // to `order` the component in breadth-first order from the vertex returned: where the sweeps
 // stopped because the levels did not grow, the last sweep's search, which was from that vertex.
 template <class Open>
-std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order,
-                        std::vector<std::uint32_t>& seen, std::uint32_t& stamp, Open open,
-                        std::vector<std::uint64_t>& claim) {
+std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::int64_t>& order, Search& s, Open open) {
     const std::size_t from = order.size();
     std::size_t depth = 0;
     for (int sweep = 0; sweep < 8; ++sweep) {
         order.resize(from);
-        const Levels levels = bfs(g, start, order, seen, ++stamp, open, claim);
+        ++s.stamp;
+        const Levels levels = bfs(g, start, order, s, open);
         if (sweep > 0 && levels.count <= depth) return start;
         depth = levels.count;
         const auto degree = [&](std::int64_t v) { return g.ptr[std::size_t(v) + 1] - g.ptr[std::size_t(v)]; };
@@ -228,7 +243,8 @@ std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::int
                                   [&](std::int64_t x, std::int64_t y) { return degree(x) < degree(y); });
     }
     order.resize(from);
-    bfs(g, start, order, seen, ++stamp, open, claim);
+    ++s.stamp;
+    bfs(g, start, order, s, open);
     return start;
 }
 
@@ -248,56 +264,50 @@ Partition collect(const std::vector<std::int64_t>& part, std::int64_t parts, Par
     return out;
 }
 
-} // namespace
-
-// Greedy graph growing (in the manner of Farhat's greedy domain decomposition): order the
-// vertices breadth first from a pseudo-peripheral vertex of each component; then grow each part
-// breadth first from the first vertex of that order not yet taken, which lies on the border of
-// the parts already grown, until it holds its share of the rows. The parts of a grid come out as
-// compact blobs that follow each other across it rather than long strips, so the cut is about
-// the perimeter of a part, not its length.
-Partition grow_parts(const Graph& g, std::int64_t max_rows) {
-    const std::int64_t n = g.vertices();
-    if (n == 0) return collect({}, 0, Partitioner::graph_growing);
-    // As many parts as max_rows forces, of even size: no part is left with a few rows.
-    const std::int64_t count = (n + max_rows - 1) / max_rows;
-    const std::int64_t target = (n + count - 1) / count;
-
-    std::vector<std::uint32_t> seen(std::size_t(n), 0);
-    std::vector<std::uint64_t> claim(std::size_t(n), ~std::uint64_t(0));
-    std::uint32_t stamp = 0;
+// Graph growing over the region [lo, hi) alone (edges that leave it ignored): its vertices in
+// breadth-first order from a pseudo-peripheral vertex of each of its components, then parts of
+// `target` vertices grown from that order; part[v] for v in the region set to 0, 1, .. Returns
+// the number of parts.
+std::int64_t grow_region(const Graph& g, std::int64_t lo, std::int64_t hi, std::int64_t target, bool threads,
+                         std::int64_t* part) {
+    Search s(lo, hi, threads);
+    const auto m = std::size_t(hi - lo);
     std::vector<std::int64_t> order;
-    order.reserve(std::size_t(n));
+    order.reserve(m);
     {
-        std::vector<char> placed(std::size_t(n), 0);
-        for (std::int64_t v = 0; v < n; ++v) {
-            if (placed[std::size_t(v)]) continue;
-            const auto open = [&](std::int64_t u) { return !placed[std::size_t(u)]; };
+        std::vector<char> placed(m, 0);
+        const auto open = [&](std::int64_t u) { return s.inside(u) && !placed[std::size_t(u - lo)]; };
+        for (std::int64_t v = lo; v < hi; ++v) {
+            if (placed[std::size_t(v - lo)]) continue;
             const std::size_t from = order.size();
-            peripheral(g, v, order, seen, stamp, open, claim);
+            peripheral(g, v, order, s, open);
             for (std::size_t k = from; k < order.size(); ++k)
-                placed[std::size_t(order[k])] = 1;
+                placed[std::size_t(order[k] - lo)] = 1;
         }
     }
 
-    std::vector<std::int64_t> part(std::size_t(n), -1);
+    // The part of each vertex of the region, -1 while untaken.
+    const auto of = [&](std::int64_t v) -> std::int64_t& { return part[std::size_t(v)]; };
+    for (std::int64_t v = lo; v < hi; ++v)
+        of(v) = -1;
     std::vector<std::int64_t> queue;
     std::int64_t parts = 0, taken = 0;
+    const auto n = std::int64_t(m);
     std::size_t cursor = 0;
     while (taken < n) {
         std::int64_t size = 0;
-        // A part whose region runs out before it is full continues from the next seed.
+        // A part whose component runs out before it is full continues from the next seed.
         while (size < target && taken < n) {
-            while (part[std::size_t(order[cursor])] >= 0)
+            while (of(order[cursor]) >= 0)
                 ++cursor;
             queue.assign(1, order[cursor]);
-            part[std::size_t(order[cursor])] = parts;
+            of(order[cursor]) = parts;
             ++size, ++taken;
             for (std::size_t head = 0; head < queue.size() && size < target; ++head) {
                 const auto v = std::size_t(queue[head]);
                 for (auto k = g.ptr[v]; k < g.ptr[v + 1] && size < target; ++k)
-                    if (const auto u = g.adj[std::size_t(k)]; part[std::size_t(u)] < 0) {
-                        part[std::size_t(u)] = parts;
+                    if (const auto u = g.adj[std::size_t(k)]; s.inside(u) && of(u) < 0) {
+                        of(u) = parts;
                         queue.push_back(u);
                         ++size, ++taken;
                     }
@@ -305,7 +315,60 @@ Partition grow_parts(const Graph& g, std::int64_t max_rows) {
         }
         ++parts;
     }
-    return collect(part, parts, Partitioner::graph_growing);
+    return parts;
+}
+
+} // namespace
+
+std::int64_t growth_regions(std::int64_t vertices) {
+    return std::clamp<std::int64_t>(vertices / region_rows, 1, max_regions);
+}
+
+// Greedy graph growing (in the manner of Farhat's greedy domain decomposition): order the
+// vertices breadth first from a pseudo-peripheral vertex of each component; then grow each part
+// breadth first from the first vertex of that order not yet taken, which lies on the border of
+// the parts already grown, until it holds its share of the rows. The parts of a grid come out as
+// compact blobs that follow each other across it rather than long strips, so the cut is about
+// the perimeter of a part, not its length.
+//
+// A large graph is first cut into growth_regions() runs of consecutive vertices, each a whole
+// number of parts, grown side by side over the host's threads, each alone (edges between
+// regions are cut). The searches are serial and touch memory at random: regions spread them
+// over the threads, and a region's state (a quarter of a million vertices or more) stays nearer
+// the caches than the whole graph's. The regions depend on the graph's size only, not on the
+// host: the partition is the same on every host. A matrix in a natural order loses to the
+// regions only the edges across their borders (the 2-D Poisson matrix's parts, grown within
+// bands of grid rows, cut fewer entries than grown over the whole grid: `spmv-bench --p 0
+// --formats packeted` prints the remainder); a matrix in no order (random columns) has few edges
+// inside any part, and fewer within a region.
+Partition grow_parts(const Graph& g, std::int64_t max_rows, std::int64_t regions) {
+    const std::int64_t n = g.vertices();
+    if (n == 0) return collect({}, 0, Partitioner::graph_growing);
+    // As many parts as max_rows forces, of even size: no part is left with a few rows.
+    const std::int64_t count = (n + max_rows - 1) / max_rows;
+    const std::int64_t target = (n + count - 1) / count;
+    // Regions of a whole number of parts each (the last takes what is left).
+    if (regions < 1) regions = growth_regions(n);
+    const std::int64_t per_region = (count + regions - 1) / regions;
+    regions = (count + per_region - 1) / per_region;
+    const auto bounds = [&](std::int64_t r) {
+        return std::pair{std::min(n, r * per_region * target), std::min(n, (r + 1) * per_region * target)};
+    };
+    std::vector<std::int64_t> part(static_cast<std::size_t>(n));
+    std::vector<std::int64_t> first(std::size_t(regions) + 1, 0); // each region's parts, then their offsets
+    for_blocks(std::size_t(regions), [&](std::size_t r) {
+        const auto [lo, hi] = bounds(std::int64_t(r));
+        first[r + 1] = lo < hi ? grow_region(g, lo, hi, target, regions == 1, part.data()) : 0;
+    });
+    for (std::size_t r = 0; r < std::size_t(regions); ++r)
+        first[r + 1] += first[r];
+    if (regions > 1)
+        for_blocks(std::size_t(regions), [&](std::size_t r) {
+            const auto [lo, hi] = bounds(std::int64_t(r));
+            for (auto v = lo; v < hi; ++v)
+                part[std::size_t(v)] += first[r];
+        });
+    return collect(part, first.back(), Partitioner::graph_growing);
 }
 
 #ifdef XGPU_HAVE_METIS

@@ -56,7 +56,15 @@ struct Graph {
 };
 template <Value T, Index I> Graph symmetric_graph(const HostCsr<T, I>& a);
 
-Partition grow_parts(const Graph& g, std::int64_t max_rows);
+// Graphs of at least 2 region_rows vertices are grown in regions of consecutive vertices side by
+// side, at most max_regions of them, at least region_rows vertices each: growth_regions() of
+// them for a graph of that many vertices.
+inline constexpr std::int64_t region_rows = std::int64_t(1) << 18;
+inline constexpr std::int64_t max_regions = 64;
+std::int64_t growth_regions(std::int64_t vertices);
+// Graph growing (partition.cpp) in `regions` regions (at most; each a whole number of parts), or
+// growth_regions(g.vertices()) of them for regions < 1. Parts never cross a region's border.
+Partition grow_parts(const Graph& g, std::int64_t max_rows, std::int64_t regions = 0);
 #ifdef XGPU_HAVE_METIS
 // Throws InvalidArgument when the graph does not fit METIS's indices.
 Partition metis_parts(const Graph& g, std::int64_t max_rows);

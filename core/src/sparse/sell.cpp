@@ -9,6 +9,7 @@
 #include "../codegen/generated.hpp"
 #include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
+#include "build.hpp"
 #include "layout.hpp"
 #include "spmv.hpp"
 #include "xgpu/scan.hpp"
@@ -26,6 +27,10 @@ void sell_shape(const Context& ctx, unsigned& chunk, unsigned& sigma) {
 }
 
 namespace {
+
+// Slots of the layout that one work-item of the fill writes (kernels/sell_build.kernel): enough
+// that the work-group's search for its chunks is shared by a few thousand slots.
+constexpr unsigned fill_items = 8;
 
 template <Value T, Index I> struct SellLayout : Layout {
     unsigned chunk = 0, sigma = 0;
@@ -57,9 +62,10 @@ std::shared_ptr<const SellLayout<T, I>> build(const Csr<T, I>& a, unsigned chunk
         return codegen::fill("sell_build.kernel", {{"spmv_h", spmv_support<T, I>()},
                                                    {"group_size", std::to_string(wg)},
                                                    {"chunk", std::to_string(chunk)},
-                                                   {"sigma", std::to_string(sigma)}});
+                                                   {"sigma", std::to_string(sigma)},
+                                                   {"items", std::to_string(fill_items)}});
     };
-    const std::string key = fmt::format("{}|g{}c{}s{}", spmv_key<T, I>("sell_build"), wg, chunk, sigma);
+    const std::string key = fmt::format("{}|g{}c{}s{}i{}", spmv_key<T, I>("sell_build"), wg, chunk, sigma, fill_items);
     if (rows > 0) {
         // Chunk sizes into chunk_ptr, then scanned there in place.
         const Kernel sort = xgpu::detail::generated_kernel(ctx, key + "|sort", source, "xgpu_sell_sort");
@@ -74,8 +80,15 @@ std::shared_ptr<const SellLayout<T, I>> build(const Csr<T, I>& a, unsigned chunk
     l->col = empty<I>(ctx, {std::size_t(std::max<std::int64_t>(slots, 1))});
     l->val = empty<T>(ctx, {std::size_t(std::max<std::int64_t>(slots, 1))});
     l->slots = slots;
-    if (slots > 0) {
+    if (slots > 0 && gpu_paths(ctx)) {
         const Kernel fill = xgpu::detail::generated_kernel(ctx, key + "|fill", source, "xgpu_sell_fill");
+        const std::uint64_t tile = std::uint64_t(wg) * fill_items;
+        fill.launch(q, codegen::groups_grid((std::uint64_t(slots) + tile - 1) / tile, wg), d(a.row_ptr()).buffer,
+                    o(a.row_ptr()), d(a.col_idx()).buffer, o(a.col_idx()), d(a.values()).buffer, o(a.values()),
+                    d(l->chunk_ptr).buffer, o(l->chunk_ptr), d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm),
+                    d(l->col).buffer, o(l->col), d(l->val).buffer, o(l->val), chunks, std::uint64_t(slots));
+    } else if (slots > 0) {
+        const Kernel fill = xgpu::detail::generated_kernel(ctx, key + "|fill_rows", source, "xgpu_sell_fill_rows");
         fill.launch(q, codegen::groups_grid((padded + wg - 1) / wg, wg), d(a.row_ptr()).buffer, o(a.row_ptr()),
                     d(a.col_idx()).buffer, o(a.col_idx()), d(a.values()).buffer, o(a.values()), d(l->chunk_ptr).buffer,
                     o(l->chunk_ptr), d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->col).buffer,
