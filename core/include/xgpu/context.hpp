@@ -32,7 +32,7 @@ public:
     explicit Context(std::shared_ptr<detail::ContextImpl> impl);
 
     // The context the environment selects: XGPU_BACKEND (cuda|opencl|auto) and XGPU_DEVICE
-    // (an index, or a case-insensitive substring of the device or platform name).
+    // (an index, or a case-insensitive substring of the device, platform or vendor name).
     static Context from_env();
     // A context on `backend` ("cuda", "opencl" or "auto"); `device` as XGPU_DEVICE.
     static Context create(std::string_view backend, std::string_view device = {});

@@ -1,5 +1,5 @@
 // xgpu element types: the types an Array may hold, their names in kernel code, and numpy's
-// type-promotion rules (the table is in README.md, "Type promotion").
+// type-promotion rules (the table is in docs/arrays.md).
 #pragma once
 
 #include <complex>

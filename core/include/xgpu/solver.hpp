@@ -142,8 +142,8 @@ template <class T> struct SolverOptions {
     // (FusedDotOperator in xgpu/operator.hpp): unset or true, wherever it can; false never.
     std::optional<bool> fused_dots;
     // CG first checks that A equals its transpose (an operator with asymmetry(), such as a sparse
-    // matrix: downloaded and compared on the host in O(nnz)); an asymmetric one throws InvalidArgument naming the first entry that
-    // differs from its mirror, before any work.
+    // matrix: downloaded and compared on the host in O(nnz)); an asymmetric one throws InvalidArgument naming the first
+    // entry that differs from its mirror, before any work.
     bool check_symmetry = false;
     // CG (every variant) may try the operator's interchangeable forms of its product (a sparse
     // matrix's SpMV formats whose device layout costs nothing more to use: the CSR formats, and

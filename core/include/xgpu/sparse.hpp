@@ -178,7 +178,8 @@ void write_matrix_market(const std::string& path, const HostCsr<T, I>& a, const 
 //               same queue. Square matrices only: for any other, plan_spmv (and so spmv) runs the
 //               format automatic picks instead, and says so in the plan;
 //   automatic:  chosen from the row statistics and the device (XGPU_SPMV_FORMAT overrides it);
-//               it does not pick packeted (not yet measured on a GPU).
+//               its rule never picks packeted, whose layout takes seconds to build (the tuner's
+//               spmv_format family, with XGPU_AUTOTUNE on, may).
 // sell and packeted keep their device layouts with the matrix, built from the CSR on first use;
 // the others run on the CSR arrays themselves.
 enum class Format { automatic, csr_scalar, csr_vector, merge_path, sell, packeted };

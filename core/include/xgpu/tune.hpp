@@ -17,8 +17,8 @@
 // cached what the database holds (with fallbacks: the same device under another driver, then the
 // same architecture, then the nearest size bucket on this device), else the start; on tunes a key
 // the database lacks for this device (within XGPU_AUTOTUNE_BUDGET seconds, default 2) and stores
-// it; force re-tunes each key once per process. The library's own elementwise and reduction
-// launch shapes go through the same database (families "elementwise" and "reduction").
+// it; force re-tunes each key once per process. The library's own elementwise, reduction and
+// scan launch shapes go through the same database (families "elementwise", "reduction", "scan").
 //
 // The database is tuning.json in the compile cache directory (XGPU_CACHE_DIR, ...): readable,
 // mergeable JSON with a checksum per entry, written atomically (temp file + rename) under a lock

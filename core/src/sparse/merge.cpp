@@ -84,8 +84,8 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
             auto r = empty<std::int64_t>(ctx, {std::size_t(groups + 1)});
             const Kernel bounds =
                 xgpu::detail::generated_kernel(ctx, key + "|bounds", source, "xgpu_spmv_merge_bounds");
-            bounds.launch(q, codegen::groups_grid((groups + 1 + wg - 1) / wg, wg), c.a.row_ptr(), rows, nnz,
-                          groups, r.buffer());
+            bounds.launch(q, codegen::groups_grid((groups + 1 + wg - 1) / wg, wg), c.a.row_ptr(), rows, nnz, groups,
+                          r.buffer());
             return r;
         };
         const auto tiles = layout<MergeTiles>(c.a, Format::merge_path, [&] {
@@ -98,8 +98,8 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     product.launch(q, codegen::groups_grid(groups, wg), c.a.row_ptr(), c.a.col_idx(), c.a.values(), c.x, c.y, c.alpha,
                    c.beta, beta_zero, rows, nnz, carry_row.buffer(), carry_val.buffer(), tile_rows.buffer());
     if (groups > 1)
-        carry.launch(q, codegen::groups_grid((groups + wg - 1) / wg, wg), carry_row.buffer(),
-                     carry_val.buffer(), groups, c.y, c.alpha, rows);
+        carry.launch(q, codegen::groups_grid((groups + wg - 1) / wg, wg), carry_row.buffer(), carry_val.buffer(),
+                     groups, c.y, c.alpha, rows);
 }
 
 #define XGPU_MERGE_INSTANTIATE(T, I)                                                                                   \

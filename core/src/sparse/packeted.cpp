@@ -170,42 +170,20 @@ template <Value T, Index I> void spmv_packeted(const SpmvCall<T, I>& c) {
                                                       {"narrow", l->narrow ? "1" : "0"}});
     };
     const Kernel packets = xgpu::detail::generated_kernel(ctx, key, source, "xgpu_spmv_packeted");
-    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
-    const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
-    using xgpu::detail::make_arg;
-    std::vector<xgpu::detail::KernelArg> args{make_arg(d(l->packet_ptr).buffer),
-                                              make_arg(o(l->packet_ptr)),
-                                              make_arg(d(l->perm).buffer),
-                                              make_arg(o(l->perm)),
-                                              make_arg(d(l->slot_ptr).buffer),
-                                              make_arg(o(l->slot_ptr)),
-                                              make_arg(d(l->thread_steps).buffer),
-                                              make_arg(o(l->thread_steps)),
-                                              make_arg(d(l->local).buffer),
-                                              make_arg(o(l->local)),
-                                              make_arg(d(l->values).buffer),
-                                              make_arg(o(l->values)),
-                                              make_arg(d(c.x).buffer),
-                                              make_arg(o(c.x)),
-                                              make_arg(d(c.y).buffer),
-                                              make_arg(o(c.y)),
-                                              make_arg(c.alpha),
-                                              make_arg(c.beta),
-                                              make_arg(beta_zero),
-                                              make_arg(l->packets)};
-    if (dynamic) { // the x and y slices as local-memory parameters
-        args.push_back(make_arg(slice));
-        args.push_back(make_arg(slice));
-    }
-    packets.launch_args(q, codegen::groups_grid(l->packets, wg), args);
+    const Grid grid = codegen::groups_grid(l->packets, wg);
+    if (dynamic) // the x and y slices as local-memory parameters
+        packets.launch(q, grid, l->packet_ptr, l->perm, l->slot_ptr, l->thread_steps, l->local, l->values, c.x, c.y,
+                       c.alpha, c.beta, beta_zero, l->packets, slice, slice);
+    else
+        packets.launch(q, grid, l->packet_ptr, l->perm, l->slot_ptr, l->thread_steps, l->local, l->values, c.x, c.y,
+                       c.alpha, c.beta, beta_zero, l->packets);
     if (l->rem_rows == 0) return;
     const Kernel remainder =
         xgpu::detail::generated_kernel(ctx, key + "|remainder", source, "xgpu_spmv_packeted_remainder");
-    remainder.launch(q, codegen::groups_grid((l->rem_rows + wg - 1) / wg, wg), d(l->rem_row).buffer, o(l->rem_row),
-                     d(l->rem_ptr).buffer, o(l->rem_ptr), d(l->rem_col).buffer, o(l->rem_col), d(l->rem_values).buffer,
-                     o(l->rem_values), d(c.x).buffer, o(c.x), d(c.y).buffer, o(c.y), c.alpha, l->rem_rows);
+    remainder.launch(q, codegen::groups_grid((l->rem_rows + wg - 1) / wg, wg), l->rem_row, l->rem_ptr, l->rem_col,
+                     l->rem_values, c.x, c.y, c.alpha, l->rem_rows);
 }
 
 #define XGPU_PACKETED_INSTANTIATE(T, I)                                                                                \

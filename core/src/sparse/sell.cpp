@@ -55,8 +55,6 @@ std::shared_ptr<const SellLayout<T, I>> build(const Csr<T, I>& a, unsigned chunk
     l->len = empty<I>(ctx, {std::size_t(padded)});
     l->perm = empty<I>(ctx, {std::size_t(padded)});
     l->chunk_ptr = zeros<std::int64_t>(ctx, {std::size_t(chunks) + 1});
-    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
-    const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const unsigned wg = group_size(ctx);
     const auto source = [&] {
         return codegen::fill("sell_build.kernel", {{"spmv_h", spmv_support<T, I>()},
@@ -69,13 +67,12 @@ std::shared_ptr<const SellLayout<T, I>> build(const Csr<T, I>& a, unsigned chunk
     if (rows > 0) {
         // Chunk sizes into chunk_ptr, then scanned there in place.
         const Kernel sort = xgpu::detail::generated_kernel(ctx, key + "|sort", source, "xgpu_sell_sort");
-        sort.launch(q, codegen::groups_grid((rows + sigma - 1) / sigma, wg), d(a.row_ptr()).buffer, o(a.row_ptr()),
-                    d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->chunk_ptr).buffer, o(l->chunk_ptr),
+        sort.launch(q, codegen::groups_grid((rows + sigma - 1) / sigma, wg), a.row_ptr(), l->len, l->perm, l->chunk_ptr,
                     rows, chunks);
         ScanKernel<std::int64_t>(ctx, "a + b", "0").exclusive(l->chunk_ptr, l->chunk_ptr);
     }
     std::int64_t slots = 0;
-    q.read(d(l->chunk_ptr).buffer, &slots, sizeof slots, std::size_t(o(l->chunk_ptr) + std::int64_t(chunks)) * 8);
+    q.read(l->chunk_ptr.buffer(), &slots, sizeof slots, std::size_t(l->chunk_ptr.offset() + std::int64_t(chunks)) * 8);
     // An array without elements has no buffer to pass: one element, never read, stands in for it.
     l->col = empty<I>(ctx, {std::size_t(std::max<std::int64_t>(slots, 1))});
     l->val = empty<T>(ctx, {std::size_t(std::max<std::int64_t>(slots, 1))});
@@ -83,16 +80,12 @@ std::shared_ptr<const SellLayout<T, I>> build(const Csr<T, I>& a, unsigned chunk
     if (slots > 0 && gpu_paths(ctx)) {
         const Kernel fill = xgpu::detail::generated_kernel(ctx, key + "|fill", source, "xgpu_sell_fill");
         const std::uint64_t tile = std::uint64_t(wg) * fill_items;
-        fill.launch(q, codegen::groups_grid((std::uint64_t(slots) + tile - 1) / tile, wg), d(a.row_ptr()).buffer,
-                    o(a.row_ptr()), d(a.col_idx()).buffer, o(a.col_idx()), d(a.values()).buffer, o(a.values()),
-                    d(l->chunk_ptr).buffer, o(l->chunk_ptr), d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm),
-                    d(l->col).buffer, o(l->col), d(l->val).buffer, o(l->val), chunks, std::uint64_t(slots));
+        fill.launch(q, codegen::groups_grid((std::uint64_t(slots) + tile - 1) / tile, wg), a.row_ptr(), a.col_idx(),
+                    a.values(), l->chunk_ptr, l->len, l->perm, l->col, l->val, chunks, std::uint64_t(slots));
     } else if (slots > 0) {
         const Kernel fill = xgpu::detail::generated_kernel(ctx, key + "|fill_rows", source, "xgpu_sell_fill_rows");
-        fill.launch(q, codegen::groups_grid((padded + wg - 1) / wg, wg), d(a.row_ptr()).buffer, o(a.row_ptr()),
-                    d(a.col_idx()).buffer, o(a.col_idx()), d(a.values()).buffer, o(a.values()), d(l->chunk_ptr).buffer,
-                    o(l->chunk_ptr), d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->col).buffer,
-                    o(l->col), d(l->val).buffer, o(l->val), padded);
+        fill.launch(q, codegen::groups_grid((padded + wg - 1) / wg, wg), a.row_ptr(), a.col_idx(), a.values(),
+                    l->chunk_ptr, l->len, l->perm, l->col, l->val, padded);
     }
     q.finish(); // the build time covers the kernels
     return l;
@@ -116,13 +109,9 @@ template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c) {
         },
         "xgpu_spmv_sell");
     const std::uint64_t rows = std::uint64_t(c.a.rows()), items = per_chunk ? (rows + l->chunk - 1) / l->chunk : rows;
-    const auto d = [](const auto& arr) -> const xgpu::detail::ArrayDesc& { return arr.desc(); }; // no copies
-    const auto o = [](const auto& arr) { return std::int64_t(arr.desc().offset); };
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
-    k.launch(ctx.current_queue(), codegen::groups_grid((items + wg - 1) / wg, wg), d(l->chunk_ptr).buffer,
-             o(l->chunk_ptr), d(l->len).buffer, o(l->len), d(l->perm).buffer, o(l->perm), d(l->col).buffer, o(l->col),
-             d(l->val).buffer, o(l->val), d(c.x).buffer, o(c.x), d(c.y).buffer, o(c.y), c.alpha, c.beta, beta_zero,
-             rows);
+    k.launch(ctx.current_queue(), codegen::groups_grid((items + wg - 1) / wg, wg), l->chunk_ptr, l->len, l->perm,
+             l->col, l->val, c.x, c.y, c.alpha, c.beta, beta_zero, rows);
 }
 
 template <Value T, Index I> SellArrays<T, I> sell_arrays(const Csr<T, I>& a, unsigned chunk, unsigned sigma) {
