@@ -3,7 +3,8 @@
 # and UndefinedBehaviorSanitizer, -O1 with line tables): the library, tests, examples and the
 # libFuzzer harnesses (tests/fuzz), with METIS (Debian's is a shared library, so it stays out of
 # ./build, which travels to the GPU machine). Shared by scripts/sanitize.sh and scripts/fuzz.sh,
-# so that CI builds the library once for both.
+# so that CI builds the library once for both. The benchmarks and the documentation's examples are
+# left out: the main build compiles and runs them, and instrumented they only add build time.
 #
 #   scripts/asan-build.sh              # everything
 #   scripts/asan-build.sh fuzz_env     # the named targets
@@ -14,7 +15,8 @@ scripts/ensure-packages.sh cmake make clang libclang-rt-14-dev llvm ocl-icd-open
   pocl-opencl-icd catch2 libfmt-dev libmetis-dev nlohmann-json3-dev
 
 cmake -S . -B build-asan -DCMAKE_TOOLCHAIN_FILE="$PWD/tests/sanitizers/clang-asan.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXGPU_BUILD_FUZZERS=ON -DXGPU_WITH_METIS=ON >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXGPU_BUILD_FUZZERS=ON -DXGPU_WITH_METIS=ON -DXGPU_BUILD_BENCHMARKS=OFF \
+  -DXGPU_BUILD_DOC_EXAMPLES=OFF >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build build-asan -j"$(nproc)" "${targets[@]}"
