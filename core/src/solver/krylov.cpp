@@ -144,9 +144,12 @@ struct Pass {
 // passes before this one, which the report counts on from). Sets the report's status and
 // iterations (as the device claims them: run() checks a claimed convergence) and adds to its
 // history.
-template <class T>
-Pass iterate(const Solve<T>& s, const SolverOptions<T>& o, std::int64_t base, std::int64_t max_iterations, double bnorm,
-             const Method<T>& m, SolverReport& report) {
+template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t base) {
+    const Solve<T>& s = k.s;
+    const SolverOptions<T>& o = k.o;
+    SolverReport& report = k.report;
+    const std::int64_t max_iterations = k.p.max_iterations;
+    const double bnorm = report.rhs_norm;
     const std::size_t bytes = s.state_bytes();
     const HostBuffer ring = s.context().alloc_host(bytes * std::size_t(o.ring_depth));
     const Drain drain(s.queue()); // the ring outlives the copies into it, whatever throws
@@ -161,7 +164,7 @@ Pass iterate(const Solve<T>& s, const SolverOptions<T>& o, std::int64_t base, st
     // Reads a completed check: its residual into the history and the progress callback.
     const auto take = [&](const Pending& e) {
         const auto* snap = reinterpret_cast<const Snapshot<T>*>(static_cast<const char*>(ring.data()) + e.slot * bytes);
-        const std::int64_t at = snap->code() == running ? e.it - m.lag : base + snap->flag[iteration];
+        const std::int64_t at = snap->code() == running ? e.it - m.lag() : base + snap->flag[iteration];
         const double rel = std::sqrt(double(snap->slot[rr])) / bnorm;
         if (snap->code() != running) stop = true;
         if (report.history.empty() || report.history.back().first != at) report.history.emplace_back(at, rel);
@@ -223,7 +226,7 @@ Pass iterate(const Solve<T>& s, const SolverOptions<T>& o, std::int64_t base, st
 }
 
 // |b - A x| for the solve's x, in the solver's precision (t: scratch for A x).
-template <class T> double true_residual(const OperatorRef<T>& a, const Prepared<T>& p, Array<T>& t) {
+template <class T> double true_residual(const OperatorRef<T>& a, const Prepared<T>& p, Array<T> t) {
     a.apply(p.x, t);
     return double(norm(p.b - t).get());
 }
@@ -234,9 +237,11 @@ template <class T> void Solve<T>::reset() const {
     queue_.fill(state_, std::uint8_t(0));
 }
 
-template <class T>
-void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o,
-         Method<T>& m, SolverReport& report) {
+template <class T> void run(Setup<T>& k, Method<T>& m, Array<T>& x) {
+    const Solve<T>& s = k.s;
+    const OperatorRef<T>& a = k.a;
+    Prepared<T>& p = k.p;
+    SolverReport& report = k.report;
     const Drain drain(s.queue()); // the solver's vectors outlive the work queued on them
     m.start();
     Snapshot<T> st = s.read();
@@ -248,7 +253,7 @@ void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x
         report.status = SolverStatus::converged;
         report.status_iteration = 0;
     }
-    const double thr = threshold(o, report.rhs_norm);
+    const double thr = k.tolerance2();
     std::optional<double> residual; // |b - A x| for the x that p.x holds now
     std::int64_t launches = 0, enqueued = 0;
     double last = std::numeric_limits<double>::infinity(); // the true residual at the last replacement
@@ -263,8 +268,8 @@ void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x
         if (report.history.empty() || report.history.back().first != report.iterations)
             report.history.emplace_back(report.iterations, std::sqrt(r2 / b2));
         if (r2 > thr && report.iterations < p.max_iterations) {
-            if (m.prime) m.prime();
-            const Pass pass = iterate(s, o, report.iterations, p.max_iterations, report.rhs_norm, m, report);
+            m.prime();
+            const Pass pass = iterate(k, m, report.iterations);
             report.seconds += pass.seconds;
             launches += std::int64_t(pass.launches);
             enqueued += pass.enqueued;
@@ -273,10 +278,10 @@ void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x
             report.status_iteration = r2 > thr ? -1 : report.iterations;
         }
         const bool claimed = report.status == SolverStatus::converged;
-        if (!claimed && !(report.status == SolverStatus::breakdown && m.recurrent_breakdown)) break;
+        if (!claimed && !(report.status == SolverStatus::breakdown && m.recurrent_breakdown())) break;
         // The device's residual met the tolerance (or a denominator it derives by recurrence
         // turned non-positive): the true residual decides.
-        residual = true_residual(a, p, m.scratch);
+        residual = true_residual(a, p, m.scratch());
         if (*residual * *residual <= thr) {
             report.status = SolverStatus::converged;
             report.status_iteration = report.iterations;
@@ -301,7 +306,7 @@ void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x
     }
     if (enqueued > 0) report.launches_per_iteration = double(launches) / double(enqueued);
     report.ms_per_iteration = report.iterations ? 1e3 * report.seconds / double(report.iterations) : 0;
-    if (!residual) residual = true_residual(a, p, m.scratch);
+    if (!residual) residual = true_residual(a, p, m.scratch());
     report.residual = *residual;
     report.relative_residual = report.rhs_norm > 0 ? report.residual / report.rhs_norm : 0;
     // Where the iterations ran out with an x that meets the tolerance after all.
@@ -312,6 +317,13 @@ void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x
         x.assign(p.x.reshape(x.shape()));
     else if (x.empty())
         x = p.x;
+    k.trial.report(report);
+    // The traffic: the operator's bytes a product plus the method's own, and GB/s over the
+    // iterations' time.
+    const double vectors = m.vectors_per_iteration() * double(k.n) * sizeof(T);
+    report.bytes_per_iteration = a.bytes > 0 ? a.bytes + vectors : 0;
+    if (report.bytes_per_iteration > 0 && report.seconds > 0 && report.iterations > 0)
+        report.gbps = report.bytes_per_iteration * double(report.iterations) / report.seconds * 1e-9;
 }
 
 template <class T>
@@ -373,8 +385,7 @@ template <class T> void FormTrial<T>::report(SolverReport& rep) const {
     template class FormTrial<T>;                                                                                       \
     template Prepared<T> prepare(const char*, const OperatorRef<T>&, const Array<T>&, Array<T>&,                       \
                                  const SolverOptions<T>&);                                                             \
-    template void run(const Solve<T>&, const OperatorRef<T>&, Prepared<T>&, Array<T>&, const SolverOptions<T>&,        \
-                      Method<T>&, SolverReport&);
+    template void run(Setup<T>&, Method<T>&, Array<T>&);
 XGPU_KRYLOV_INSTANTIATE(float)
 XGPU_KRYLOV_INSTANTIATE(double)
 

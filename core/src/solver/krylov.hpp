@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
-#include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -97,26 +97,6 @@ struct Vectors {
     std::uint64_t r = 0, p = 0, q = 0, z = 0, w = 0, s = 0, u = 0;
     std::uint64_t sums[2] = {0, 0};
 };
-template <class T> class Workspace {
-public:
-    Workspace(const Context& ctx, std::uint64_t n, std::uint64_t vectors, std::uint64_t groups, std::uint64_t blocks)
-        : n_(n), stride_((n + 63) / 64 * 64), groups_(groups), sums_(vectors * stride_),
-          all_(zeros<T>(ctx, {std::size_t(sums_ + 3 * groups * blocks)})) {}
-    const Buffer& buffer() const { return all_.buffer(); }
-    std::uint64_t offset(std::uint64_t i) const { return i * stride_; }
-    Array<T> vector(std::uint64_t i) const { return view(offset(i), n_); }
-    // Where block i's row `row` starts, and that row as an array (a FusedDotOperator's partial).
-    std::uint64_t block(std::uint64_t i, std::uint64_t row = 0) const { return sums_ + (3 * i + row) * groups_; }
-    Array<T> block_row(std::uint64_t i, std::uint64_t row) const { return view(block(i, row), groups_); }
-
-private:
-    Array<T> view(std::uint64_t first, std::uint64_t count) const {
-        return all_(slice(std::int64_t(first), std::int64_t(first + count)));
-    }
-    std::uint64_t n_, stride_, groups_, sums_;
-    Array<T> all_;
-};
-
 // A solve's inputs, checked and made contiguous: throws before any work.
 template <class T> struct Prepared {
     Array<T> b, x;  // contiguous, offset 0 (copies where the caller's were not)
@@ -149,42 +129,6 @@ private:
     int unwinding_;
 };
 
-// What a solver gives run(): `start` enqueues the residual of p.x with |b|^2 and |r|^2 in the
-// state's slots bb and rr; `prime`, where set, what else the first iteration reads; `step(it)`
-// enqueues iteration it (1, 2, ... from the last start); `lag` is how far behind `it` the residual
-// that an iteration leaves in the state is (0: its own; 1: the one before); `scratch` is a vector
-// the solver does not need once its iterations are done (the true residual's product goes there).
-template <class T> struct Method {
-    std::function<void()> start;
-    std::function<void()> prime; // where set: what the first iteration reads, unless no iteration runs
-    std::function<void(std::int64_t)> step;
-    int lag = 0;
-    Array<T> scratch;
-    // The method's denominators come from recurrences (the pipelined forms), so a breakdown may
-    // be their drift rather than A's: it is checked and replaced like a convergence claim.
-    bool recurrent_breakdown = false;
-};
-
-// A solve from the solver's setup to its report: start, the iterations with deferred convergence
-// checking, and the true residual |b - A x| from the returned x, which alone decides `converged`.
-// Where the device's recurrence met the tolerance but the true residual does not (the recurrences
-// drift from b - A x on ill-conditioned systems, pipelined ones most), the recurrences are
-// replaced: the solve starts again from x, every recurrence recomputed from its definition, until
-// the true residual meets the tolerance, iterations run out (max_iterations) or a replacement no
-// longer lowers the true residual (stagnation; breakdown where the method's recurrent
-// denominators broke down again). Fills the report but for its traffic, and puts the answer in x.
-template <class T>
-void run(const Solve<T>& s, const OperatorRef<T>& a, Prepared<T>& p, Array<T>& x, const SolverOptions<T>& o,
-         Method<T>& m, SolverReport& report);
-
-// The report's traffic: the operator's bytes a product plus `vector_bytes` (the solver's own
-// traffic an iteration), and GB/s over the iterations' time.
-template <class T> void count_traffic(const OperatorRef<T>& a, double vector_bytes, SolverReport& report) {
-    report.bytes_per_iteration = a.bytes > 0 ? a.bytes + vector_bytes : 0;
-    if (report.bytes_per_iteration > 0 && report.seconds > 0 && report.iterations > 0)
-        report.gbps = report.bytes_per_iteration * double(report.iterations) / report.seconds * 1e-9;
-}
-
 // Tries the operator's forms of its product in a solve's first iterations (SolverOptions::
 // try_forms): form i runs iterations i*k+1 .. (i+1)*k (k = form_trial_iterations), each product
 // (with the dot product that goes with it) between two markers; after the last, the host waits for
@@ -212,10 +156,115 @@ private:
     std::vector<double> ms_;
 };
 
-// The tolerance on |r|^2.
-template <class T> double threshold(const SolverOptions<T>& o, double bnorm) {
-    const double t = std::max(o.rtol * bnorm, o.atol);
-    return t * t;
+// A Krylov method as the driver sees it: its recurrences as launches between the operator's
+// products, every scalar on the device.
+template <class T> class Method {
+public:
+    virtual ~Method() = default;
+    // Enqueues the residual of p.x with |b|^2 and |r|^2 in the state's slots bb and rr.
+    virtual void start() = 0;
+    // What the first iteration reads beyond start(), unless no iteration runs.
+    virtual void prime() {}
+    // Enqueues iteration it (1, 2, ... from the last start).
+    virtual void step(std::int64_t it) = 0;
+    // The vectors of n values an iteration reads or writes beside the operator's product (its
+    // traffic, asked once the solve is done).
+    virtual double vectors_per_iteration() const = 0;
+    // A vector the method does not need once its iterations are done (the true residual's
+    // product goes there).
+    virtual Array<T> scratch() const = 0;
+    // How far behind `it` the residual that an iteration leaves in the state is (0: its own; 1: the
+    // one before).
+    virtual int lag() const { return 0; }
+    // The method's denominators come from recurrences (the pipelined forms), so a breakdown may
+    // be their drift rather than A's: it is checked and replaced like a convergence claim.
+    virtual bool recurrent_breakdown() const { return false; }
+};
+
+// What a method is built from, once the solve's inputs are checked: the operator, the inputs,
+// the options, the kernels and state, the trial of the operator's forms and the report.
+template <class T> struct Setup {
+    const OperatorRef<T>& a;
+    Prepared<T>& p;
+    const SolverOptions<T>& o;
+    const Solve<T>& s;
+    FormTrial<T>& trial;
+    SolverReport& report;
+    Precond kind;
+    std::size_t n;
+    // A vector of n values, uninitialized or zero.
+    Array<T> vector() const { return empty<T>(s.context(), {n}); }
+    Array<T> zero_vector() const { return zeros<T>(s.context(), {n}); }
+    // The vector for M v: v itself where there is no preconditioner.
+    Array<T> preconditioned(const Array<T>& v) const { return kind == Precond::none ? v : vector(); }
+    // The inverse diagonal of a Jacobi preconditioner, else a buffer the kernels ignore.
+    Buffer inverse_diagonal() const {
+        return kind == Precond::jacobi ? o.preconditioner.inverse_diagonal().buffer() : s.dummy();
+    }
+    // The tolerance on |r|^2 (the kernels compare it with r.r).
+    double tolerance2() const {
+        const double t = std::max(o.rtol * report.rhs_norm, o.atol);
+        return t * t;
+    }
+};
+
+using VectorName = std::uint64_t Vectors::*;
+template <class T> class Workspace {
+public:
+    // The vectors `names` (in that order) and two blocks of partial sums, for a solve of k.n rows.
+    // `preconditioned` is M r: without a preconditioner it is r itself.
+    Workspace(const Setup<T>& k, std::initializer_list<VectorName> names, VectorName preconditioned)
+        : n_(k.n), stride_((n_ + 63) / 64 * 64), groups_(k.s.groups()),
+          sums_((names.size() + (k.kind == Precond::none ? 0 : 1)) * stride_),
+          all_(zeros<T>(k.s.context(), {std::size_t(sums_ + 3 * groups_ * 2)})) {
+        std::uint64_t i = 0;
+        for (const VectorName v : names)
+            at_.*v = i++ * stride_;
+        at_.*preconditioned = k.kind == Precond::none ? at_.r : i * stride_;
+        at_.sums[0] = block(0);
+        at_.sums[1] = block(1);
+    }
+    const Buffer& buffer() const { return all_.buffer(); }
+    const Vectors& at() const { return at_; }
+    Array<T> operator[](VectorName v) const { return view(at_.*v, n_); }
+    // Where block i's row `row` starts, and that row as an array (a FusedDotOperator's partial).
+    std::uint64_t block(std::uint64_t i, std::uint64_t row = 0) const { return sums_ + (3 * i + row) * groups_; }
+    Array<T> block_row(std::uint64_t i, std::uint64_t row) const { return view(block(i, row), groups_); }
+
+private:
+    Array<T> view(std::uint64_t first, std::uint64_t count) const {
+        return all_(slice(std::int64_t(first), std::int64_t(first + count)));
+    }
+    std::uint64_t n_, stride_, groups_, sums_;
+    Array<T> all_;
+    Vectors at_;
+};
+
+// The loop of solve() below, its true residual and its report (but for the method's name); puts
+// the answer in x.
+template <class T> void run(Setup<T>& k, Method<T>& m, Array<T>& x);
+
+// A solve from the checks to the report, with method M (its `name`, its kernels' `program` and a
+// constructor from Setup): the checks before any work, then start, the iterations with deferred
+// convergence checking, and the true residual |b - A x| from the returned x, which alone decides
+// `converged`. Where the device's recurrence met the tolerance but the true residual does not
+// (the recurrences drift from b - A x on ill-conditioned systems, pipelined ones most), the
+// recurrences are replaced: the solve starts again from x, every recurrence recomputed from its
+// definition, until the true residual meets the tolerance, iterations run out (max_iterations)
+// or a replacement no longer lowers the true residual (stagnation; breakdown where the method's
+// recurrent denominators broke down again).
+template <class M, class T>
+SolverReport solve(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
+    Prepared<T> p = prepare(M::name, a, b, x, o);
+    SolverReport report;
+    report.method = M::name;
+    const Precond kind = precond_kind(o.preconditioner);
+    const Solve<T> s(p.b.context(), M::program, p.b.size(), kind);
+    FormTrial<T> trial(a, s.queue(), o);
+    Setup<T> setup{a, p, o, s, trial, report, kind, p.b.size()};
+    M method(setup);
+    run(setup, method, x);
+    return report;
 }
 
 } // namespace xgpu::detail::krylov
