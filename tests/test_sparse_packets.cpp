@@ -330,7 +330,8 @@ template <class T, class I> void device_boundaries(const Context& ctx) {
 } // namespace
 
 // The host builders as they were written first, serial from end to end: the threaded ones must
-// give the same graph, partition and layout, to the bit.
+// give the same graph, partition and layout, to the bit. (They share the steps that the threads
+// do not change: grouping rows by part and filling one packet's slots.)
 namespace serial {
 
 using sparse::detail::Graph;
@@ -426,25 +427,9 @@ std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::uin
     return start;
 }
 
-// Rows grouped by part, ascending within each part.
-Partition collect(const std::vector<std::int64_t>& part, std::int64_t parts, Partitioner method) {
-    Partition out;
-    out.method = method;
-    out.part_ptr.assign(std::size_t(parts) + 1, 0);
-    for (const auto p : part)
-        ++out.part_ptr[std::size_t(p) + 1];
-    for (std::size_t p = 0; p < std::size_t(parts); ++p)
-        out.part_ptr[p + 1] += out.part_ptr[p];
-    out.rows.resize(part.size());
-    std::vector<std::int64_t> pos(out.part_ptr.begin(), out.part_ptr.end() - 1);
-    for (std::size_t r = 0; r < part.size(); ++r)
-        out.rows[std::size_t(pos[std::size_t(part[r])]++)] = std::int64_t(r);
-    return out;
-}
-
 Partition grow_parts(const Graph& g, std::int64_t max_rows) {
     const std::int64_t n = g.vertices();
-    if (n == 0) return collect({}, 0, Partitioner::graph_growing);
+    if (n == 0) return sparse::detail::collect({}, 0, Partitioner::graph_growing);
     // As many parts as max_rows forces, of even size: no part is left with a few rows.
     const std::int64_t count = (n + max_rows - 1) / max_rows;
     const std::int64_t target = (n + count - 1) / count;
@@ -490,12 +475,7 @@ Partition grow_parts(const Graph& g, std::int64_t max_rows) {
         }
         ++parts;
     }
-    return collect(part, parts, Partitioner::graph_growing);
-}
-
-std::size_t zigzag(std::size_t j, std::size_t threads) {
-    const std::size_t q = j % (2 * threads);
-    return q < threads ? q : 2 * threads - 1 - q;
+    return sparse::detail::collect(part, parts, Partitioner::graph_growing);
 }
 
 template <class T, class I>
@@ -571,7 +551,7 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
                          [&](std::int64_t x, std::int64_t y) { return cost[row(x)] > cost[row(y)]; });
         std::int64_t depth = 0;
         for (std::size_t j = 0; j < rows.size(); ++j) {
-            auto& steps = out.thread_steps[p * T_ + zigzag(j, T_)];
+            auto& steps = out.thread_steps[p * T_ + sparse::detail::zigzag(j, T_)];
             steps = I(steps + cost[row(rows[j])]);
             depth = std::max<std::int64_t>(depth, steps);
         }
@@ -582,29 +562,8 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
 
     out.values.assign(std::size_t(total), T(0));
     out.local.assign(std::size_t(total) * (out.narrow ? 1 : 2), 0);
-    std::vector<std::size_t> next(T_);
-    for (std::size_t p = 0; p < packets; ++p) {
-        std::fill(next.begin(), next.end(), 0);
-        const auto base = std::size_t(out.slot_ptr[p]);
-        for (std::size_t j = 0; j < dealt[p].size(); ++j) {
-            const std::size_t t = zigzag(j, T_);
-            const auto lr = std::uint32_t(dealt[p][j]);
-            const auto r = std::size_t(part.rows[std::size_t(part.part_ptr[p]) + lr]);
-            for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
-                const auto c = std::size_t(a.col_idx[k]);
-                if (of[c] != std::int64_t(p)) continue;
-                const std::size_t slot = base + next[t]++ * T_ + t;
-                const auto lc = std::uint32_t(place[c]);
-                out.values[slot] = a.values[k];
-                if (out.narrow) {
-                    out.local[slot] = lr << 16 | lc;
-                } else {
-                    out.local[2 * slot] = lr;
-                    out.local[2 * slot + 1] = lc;
-                }
-            }
-        }
-    }
+    for (std::size_t p = 0; p < packets; ++p)
+        sparse::detail::fill_packet(out, a, part, p, dealt[p].data(), of, place);
     return out;
 }
 

@@ -14,13 +14,6 @@ namespace xgpu::sparse {
 
 namespace {
 
-// The thread that the j-th row (in order of cost) goes to: 0, 1, .., T-1, T-1, .., 0, 0, 1, ..
-// so that the costliest rows of each sweep are spread and the sweeps even out.
-std::size_t zigzag(std::size_t j, std::size_t threads) {
-    const std::size_t q = j % (2 * threads);
-    return q < threads ? q : 2 * threads - 1 - q;
-}
-
 std::size_t row_bytes(const PacketOptions& options, std::size_t value_size) {
     if (options.threads == 0) throw InvalidArgument("xgpu: sparse: packets: a packet needs at least one thread");
     const std::size_t bytes = 2 * (options.value_size ? options.value_size : value_size); // its x and its y entry
@@ -177,7 +170,7 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
             std::stable_sort(rows, rows_end,
                              [&](std::int64_t x, std::int64_t y) { return cost[row(x)] > cost[row(y)]; });
             for (std::size_t j = 0; j < std::size_t(rows_end - rows); ++j) {
-                auto& steps = out.thread_steps[p * T_ + zigzag(j, T_)];
+                auto& steps = out.thread_steps[p * T_ + detail::zigzag(j, T_)];
                 steps = I(steps + cost[row(rows[std::ptrdiff_t(j)])]);
                 depth[p] = std::max<std::int64_t>(depth[p], steps);
             }
@@ -198,33 +191,43 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
     out.local.assign(std::size_t(total) * (out.narrow ? 1 : 2), 0);
     detail::for_blocks(packet_blocks, [&](std::size_t b) {
         const auto [p0, p1] = packets_of(b);
-        std::vector<std::size_t> next(T_);
-        for (std::size_t p = p0; p < p1; ++p) {
-            std::fill(next.begin(), next.end(), 0);
-            const auto base = std::size_t(out.slot_ptr[p]);
-            const auto first = std::size_t(part.part_ptr[p]), size = std::size_t(part.part_ptr[p + 1]) - first;
-            for (std::size_t j = 0; j < size; ++j) {
-                const std::size_t t = zigzag(j, T_);
-                const auto lr = std::uint32_t(dealt[first + j]);
-                const auto r = std::size_t(part.rows[first + lr]);
-                for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
-                    const auto c = std::size_t(a.col_idx[k]);
-                    if (of[c] != std::int64_t(p)) continue;
-                    const std::size_t slot = base + next[t]++ * T_ + t;
-                    const auto lc = std::uint32_t(place[c]);
-                    out.values[slot] = a.values[k];
-                    if (out.narrow) {
-                        out.local[slot] = lr << 16 | lc;
-                    } else {
-                        out.local[2 * slot] = lr;
-                        out.local[2 * slot + 1] = lc;
-                    }
-                }
-            }
-        }
+        for (std::size_t p = p0; p < p1; ++p)
+            detail::fill_packet(out, a, part, p, &dealt[std::size_t(part.part_ptr[p])], of, place);
     });
     return out;
 }
+
+namespace detail {
+
+template <Value T, Index I>
+void fill_packet(PacketLayout<T, I>& out, const HostCsr<T, I>& a, const Partition& part, std::size_t p,
+                 const std::int64_t* dealt, const std::vector<std::int64_t>& of,
+                 const std::vector<std::int64_t>& place) {
+    const std::size_t threads = out.threads;
+    std::vector<std::size_t> next(threads, 0);
+    const auto base = std::size_t(out.slot_ptr[p]);
+    const auto first = std::size_t(part.part_ptr[p]), size = std::size_t(part.part_ptr[p + 1]) - first;
+    for (std::size_t j = 0; j < size; ++j) {
+        const std::size_t t = zigzag(j, threads);
+        const auto lr = std::uint32_t(dealt[j]);
+        const auto r = std::size_t(part.rows[first + lr]);
+        for (auto k = std::size_t(a.row_ptr[r]); k < std::size_t(a.row_ptr[r + 1]); ++k) {
+            const auto c = std::size_t(a.col_idx[k]);
+            if (of[c] != std::int64_t(p)) continue;
+            const std::size_t slot = base + next[t]++ * threads + t;
+            const auto lc = std::uint32_t(place[c]);
+            out.values[slot] = a.values[k];
+            if (out.narrow) {
+                out.local[slot] = lr << 16 | lc;
+            } else {
+                out.local[2 * slot] = lr;
+                out.local[2 * slot + 1] = lc;
+            }
+        }
+    }
+}
+
+} // namespace detail
 
 template <Value T, Index I> std::vector<T> apply_packets(const PacketLayout<T, I>& layout, const std::vector<T>& x) {
     if (x.size() != std::size_t(layout.rows))
@@ -274,7 +277,10 @@ template <Value T, Index I> std::vector<T> apply_packets(const PacketLayout<T, I
     template struct PacketLayout<T, I>;                                                                                \
     template PacketLayout<T, I> build_packets(const HostCsr<T, I>&, const PacketOptions&);                             \
     template PacketLayout<T, I> build_packets(const HostCsr<T, I>&, const Partition&, const PacketOptions&);           \
-    template std::vector<T> apply_packets(const PacketLayout<T, I>&, const std::vector<T>&);
+    template std::vector<T> apply_packets(const PacketLayout<T, I>&, const std::vector<T>&);                           \
+    template void detail::fill_packet(PacketLayout<T, I>&, const HostCsr<T, I>&, const Partition&, std::size_t,        \
+                                      const std::int64_t*, const std::vector<std::int64_t>&,                           \
+                                      const std::vector<std::int64_t>&);
 XGPU_SPARSE_TEMPLATES(XGPU_PACKETS_INSTANTIATE)
 #undef XGPU_PACKETS_INSTANTIATE
 

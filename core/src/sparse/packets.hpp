@@ -90,6 +90,25 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
 // thread that runs past its packet's slots, a row updated by two threads (a race in local memory).
 template <Value T, Index I> std::vector<T> apply_packets(const PacketLayout<T, I>& layout, const std::vector<T>& x);
 
+namespace detail {
+
+// The thread that the j-th row (in order of cost) goes to: 0, 1, .., T-1, T-1, .., 0, 0, 1, ..
+// so that the costliest rows of each sweep are spread and the sweeps even out.
+inline std::size_t zigzag(std::size_t j, std::size_t threads) {
+    const std::size_t q = j % (2 * threads);
+    return q < threads ? q : 2 * threads - 1 - q;
+}
+
+// Packet p's slots (out.slot_ptr, values and local allocated): the entries of its rows whose
+// columns are in the packet too (of[c] == p; place[c] their local index), row dealt[j] (a place
+// in the packet) going to thread zigzag(j), each thread's entries in row order.
+template <Value T, Index I>
+void fill_packet(PacketLayout<T, I>& out, const HostCsr<T, I>& a, const Partition& part, std::size_t p,
+                 const std::int64_t* dealt, const std::vector<std::int64_t>& of,
+                 const std::vector<std::int64_t>& place);
+
+} // namespace detail
+
 #define XGPU_PACKETS_EXTERN(T, I)                                                                                      \
     extern template struct PacketLayout<T, I>;                                                                         \
     extern template PacketLayout<T, I> build_packets(const HostCsr<T, I>&, const PacketOptions&);                      \

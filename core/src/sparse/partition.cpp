@@ -119,6 +119,22 @@ template <Value T, Index I> Graph symmetric_graph(const HostCsr<T, I>& a) {
     return g;
 }
 
+// Rows grouped by part, ascending within each part.
+Partition collect(const std::vector<std::int64_t>& part, std::int64_t parts, Partitioner method) {
+    Partition out;
+    out.method = method;
+    out.part_ptr.assign(std::size_t(parts) + 1, 0);
+    for (const auto p : part)
+        ++out.part_ptr[std::size_t(p) + 1];
+    for (std::size_t p = 0; p < std::size_t(parts); ++p)
+        out.part_ptr[p + 1] += out.part_ptr[p];
+    out.rows.resize(part.size());
+    std::vector<std::int64_t> pos(out.part_ptr.begin(), out.part_ptr.end() - 1);
+    for (std::size_t r = 0; r < part.size(); ++r)
+        out.rows[std::size_t(pos[std::size_t(part[r])]++)] = std::int64_t(r);
+    return out;
+}
+
 namespace {
 
 struct Levels {
@@ -246,22 +262,6 @@ std::int64_t peripheral(const Graph& g, std::int64_t start, std::vector<std::int
     ++s.stamp;
     bfs(g, start, order, s, open);
     return start;
-}
-
-// Rows grouped by part, ascending within each part.
-Partition collect(const std::vector<std::int64_t>& part, std::int64_t parts, Partitioner method) {
-    Partition out;
-    out.method = method;
-    out.part_ptr.assign(std::size_t(parts) + 1, 0);
-    for (const auto p : part)
-        ++out.part_ptr[std::size_t(p) + 1];
-    for (std::size_t p = 0; p < std::size_t(parts); ++p)
-        out.part_ptr[p + 1] += out.part_ptr[p];
-    out.rows.resize(part.size());
-    std::vector<std::int64_t> pos(out.part_ptr.begin(), out.part_ptr.end() - 1);
-    for (std::size_t r = 0; r < part.size(); ++r)
-        out.rows[std::size_t(pos[std::size_t(part[r])]++)] = std::int64_t(r);
-    return out;
 }
 
 // Graph growing over the region [lo, hi) alone (edges that leave it ignored): its vertices in

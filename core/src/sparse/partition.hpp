@@ -47,6 +47,10 @@ Partition partition_rows(const HostCsr<T, I>& a, std::int64_t max_rows, Partitio
 
 namespace detail {
 
+// The partition in which row r is in part part[r] (0 .. parts-1): rows grouped by part, ascending
+// within each part.
+Partition collect(const std::vector<std::int64_t>& part, std::int64_t parts, Partitioner method);
+
 // The symmetric adjacency of A + A^T without the diagonal: the neighbours of vertex v are
 // adj[ptr[v] .. ptr[v + 1]), ascending and distinct.
 struct Graph {
