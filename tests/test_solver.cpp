@@ -168,6 +168,22 @@ SolverReport solve(Method m, const Op& a, const Array<double>& b, Array<double>&
     return cg(a, b, x, o);
 }
 
+// The n x n diagonal matrix with entries f(i).
+template <class F> HostCsr<double> diagonal(std::int64_t n, F f) {
+    std::vector<double> d(std::size_t(n * n), 0.0);
+    for (std::int64_t i = 0; i < n; ++i)
+        d[std::size_t(i * n + i)] = f(i);
+    return from_dense(n, d);
+}
+
+constexpr CgVariant cg_variants[] = {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose};
+template <class Op>
+SolverReport cg_variant(CgVariant v, const Op& a, const Array<double>& b, Array<double>& x,
+                        SolverOptions<double> o = {}) {
+    o.variant = v;
+    return cg(a, b, x, o);
+}
+
 // The launches `f` makes before it throws E (it must throw).
 template <class E, class F> std::uint64_t launches_before_refusal(const Context& ctx, F&& f) {
     const std::uint64_t before = ctx.launch_count();
@@ -188,7 +204,7 @@ TEST_CASE("cg solves every SuiteSparse SPD matrix to 1e-8 in about the textbook'
             const auto bd = to_device(ctx, b);
             for (const bool jacobi : {false, true}) {
                 const std::int64_t reference = host_cg(h, b, jacobi, 1e-8, 20 * h.rows);
-                for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+                for (const auto variant : cg_variants) {
                     // Ghysels-Vanroose without a preconditioner drifts on the ill-conditioned matrices
                     // (bcsstk03: about twice the textbook's iterations): held to the bound with Jacobi only.
                     if (variant == CgVariant::ghysels_vanroose && !jacobi) continue;
@@ -227,7 +243,7 @@ TEST_CASE("the deferred check stops at the first converged iteration", "[solver]
         const std::int64_t m = 24;
         Laplacian2D<double> a(ctx, m, m);
         const auto b = to_device(ctx, test::random_vector<double>(std::size_t(m * m), -1.0, 1.0));
-        for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+        for (const auto variant : cg_variants) {
             // Every iteration checked: where the recurrence first met the tolerance.
             SolverOptions<double> every;
             every.variant = variant;
@@ -293,16 +309,11 @@ TEST_CASE("failures are statuses: breakdown, NaN, zero right-hand side, iteratio
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const std::int64_t n = 16;
         SECTION("an indefinite matrix breaks CG down") {
-            std::vector<double> d(std::size_t(n * n), 0.0);
-            for (std::int64_t i = 0; i < n; ++i)
-                d[std::size_t(i * n + i)] = i % 2 ? -1.0 : 1.0;
-            const Csr<double> a(ctx, from_dense(n, d));
+            const Csr<double> a(ctx, diagonal(n, [](std::int64_t i) { return i % 2 ? -1.0 : 1.0; }));
             const auto b = ones<double>(ctx, {std::size_t(n)});
-            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
-                SolverOptions<double> o;
-                o.variant = variant;
+            for (const auto variant : cg_variants) {
                 Array<double> x;
-                const auto r = cg(a, b, x, o);
+                const auto r = cg_variant(variant, a, b, x);
                 INFO(r.method);
                 CHECK(r.status == SolverStatus::breakdown);
                 CHECK(r.status_iteration == 1);
@@ -310,10 +321,7 @@ TEST_CASE("failures are statuses: breakdown, NaN, zero right-hand side, iteratio
             }
         }
         SECTION("a singular matrix with b outside its range breaks CG down") {
-            std::vector<double> d(std::size_t(n * n), 0.0);
-            for (std::int64_t i = 0; i + 1 < n; ++i)
-                d[std::size_t(i * n + i)] = 2.0;
-            const Csr<double> a(ctx, from_dense(n, d));
+            const Csr<double> a(ctx, diagonal(n, [&](std::int64_t i) { return i + 1 < n ? 2.0 : 0.0; }));
             std::vector<double> e(std::size_t(n), 0.0);
             e.back() = 1.0;
             const auto b = to_device(ctx, e);
@@ -352,17 +360,13 @@ TEST_CASE("failures are statuses: breakdown, NaN, zero right-hand side, iteratio
             CHECK(r3.iterations == 0);
         }
         SECTION("NaN appearing in the operator's products") {
-            std::vector<double> d(std::size_t(n * n), 0.0);
-            for (std::int64_t i = 0; i < n; ++i)
-                d[std::size_t(i * n + i)] = i == 7 ? std::numeric_limits<double>::infinity() : 2.0;
-            HostCsr<double> h = from_dense(n, d);
-            const Csr<double> a(ctx, h);
+            const Csr<double> a(ctx, diagonal(n, [](std::int64_t i) {
+                                    return i == 7 ? std::numeric_limits<double>::infinity() : 2.0;
+                                }));
             const auto b = ones<double>(ctx, {std::size_t(n)});
-            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
-                SolverOptions<double> o;
-                o.variant = variant;
+            for (const auto variant : cg_variants) {
                 Array<double> x;
-                const auto r = cg(a, b, x, o);
+                const auto r = cg_variant(variant, a, b, x);
                 INFO(r.method);
                 CHECK(r.status == SolverStatus::nan);
             }
@@ -370,11 +374,9 @@ TEST_CASE("failures are statuses: breakdown, NaN, zero right-hand side, iteratio
         SECTION("zero right-hand side: x = 0, zero iterations") {
             Laplacian2D<double> a(ctx, 4, 4);
             const auto b = zeros<double>(ctx, {16});
-            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
-                SolverOptions<double> o;
-                o.variant = variant;
+            for (const auto variant : cg_variants) {
                 Array<double> x = to_device(ctx, test::random_vector<double>(16, 1.0, 2.0));
-                const auto r = cg(a, b, x, o);
+                const auto r = cg_variant(variant, a, b, x);
                 CHECK(r.converged());
                 CHECK(r.iterations == 0);
                 for (double v : x.get())
@@ -386,12 +388,11 @@ TEST_CASE("failures are statuses: breakdown, NaN, zero right-hand side, iteratio
         SECTION("the iteration limit is a status") {
             Laplacian2D<double> a(ctx, 16, 16);
             const auto b = to_device(ctx, test::random_vector<double>(256, -1.0, 1.0));
-            for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+            for (const auto variant : cg_variants) {
                 SolverOptions<double> o;
-                o.variant = variant;
                 o.max_iterations = 5;
                 Array<double> x;
-                const auto r = cg(a, b, x, o);
+                const auto r = cg_variant(variant, a, b, x, o);
                 CHECK(r.status == SolverStatus::max_iterations);
                 CHECK(r.iterations == 5);
                 CHECK(r.relative_residual > 1e-3);
@@ -636,7 +637,7 @@ TEST_CASE("cg on the matrix-free Laplacian, float, Chebyshev and user preconditi
         Chebyshev<double> cheb(ctx, a, ChebyshevOptions{});
         CHECK(cheb.lmax() >= 12.0 * 0.9); // the 3-D Laplacian's largest eigenvalue is just below 12
         CHECK(cheb.lmax() <= 12.0 * 1.15);
-        for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+        for (const auto variant : cg_variants) {
             SolverOptions<double> oc = o;
             oc.variant = variant;
             oc.preconditioner = cheb;
@@ -652,7 +653,7 @@ TEST_CASE("cg on the matrix-free Laplacian, float, Chebyshev and user preconditi
         const auto h = convection_diffusion(16, 0.0); // SPD (symmetric: no convection)
         const Csr<double> s(ctx, h);
         const auto bs = to_device(ctx, test::random_vector<double>(256, -1.0, 1.0));
-        for (const auto variant : {CgVariant::classic, CgVariant::pipelined, CgVariant::ghysels_vanroose}) {
+        for (const auto variant : cg_variants) {
             SolverOptions<double> oj, ou;
             oj.variant = ou.variant = variant;
             oj.preconditioner = Jacobi<double>(s);
@@ -744,15 +745,25 @@ struct DriftingOperator {
 };
 } // namespace
 
+// The diffusion operator on an m x m grid, m from `lo` to lo + 7 at random, with a random b.
+struct DiffusionSystem {
+    HostCsr<double> h;
+    Csr<double> a;
+    std::vector<double> hb;
+    Array<double> b;
+};
+DiffusionSystem diffusion_system(const Context& ctx, std::int64_t lo) {
+    const std::int64_t m = lo + std::int64_t(test::rng()() % 8);
+    DiffusionSystem s{convection_diffusion(m, 0.0), {}, test::random_vector<double>(std::size_t(m * m), -1.0, 1.0), {}};
+    s.a = Csr<double>(ctx, s.h);
+    s.b = to_device(ctx, s.hb);
+    return s;
+}
+
 TEST_CASE("a recurrence that drifted from b - A x is replaced until the true residual converges", "[solver]") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        const std::int64_t m = 16 + std::int64_t(test::rng()() % 8);
-        const auto n = std::size_t(m * m);
-        const HostCsr<double> h = convection_diffusion(m, 0.0);
-        const Csr<double> a(ctx, h);
-        const auto hb = test::random_vector<double>(n, -1.0, 1.0);
-        const auto b = to_device(ctx, hb);
-        const auto error = to_device(ctx, test::random_vector<double>(n, -1e-4, 1e-4));
+        const auto [h, a, hb, b] = diffusion_system(ctx, 16);
+        const auto error = to_device(ctx, test::random_vector<double>(hb.size(), -1e-4, 1e-4));
         for (const Method method : methods) {
             const DriftingOperator drifting{&a, error, 6};
             Array<double> x;
@@ -773,11 +784,7 @@ TEST_CASE("a residual that the device meets but x does not ends in stagnation, n
     XGPU_FOR_EACH_CONTEXT(ctx) {
         // A tolerance below what b - A x can show in double: the recurrences go on falling, the
         // true residual stops at rounding level, and replacing the residual stops helping.
-        const std::int64_t m = 12 + std::int64_t(test::rng()() % 8);
-        const HostCsr<double> h = convection_diffusion(m, 0.0);
-        const Csr<double> a(ctx, h);
-        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
-        const auto b = to_device(ctx, hb);
+        const auto [h, a, hb, b] = diffusion_system(ctx, 12);
         for (const Method method : methods) {
             SolverOptions<double> o;
             o.rtol = 1e-19;
@@ -958,11 +965,7 @@ struct FailingOperator {
 
 TEST_CASE("an exception mid-solve reaches the caller and leaves the context usable", "[solver]") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        const std::int64_t m = 20 + std::int64_t(test::rng()() % 8);
-        const HostCsr<double> h = convection_diffusion(m, 0.0);
-        const Csr<double> a(ctx, h);
-        const auto hb = test::random_vector<double>(std::size_t(m * m), -1.0, 1.0);
-        const auto b = to_device(ctx, hb);
+        const auto [h, a, hb, b] = diffusion_system(ctx, 20);
         for (const Method method : methods) {
             INFO(name(method));
             // The callback throws at its k-th call while copies into the ring are in flight

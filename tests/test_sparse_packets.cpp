@@ -331,7 +331,7 @@ template <class T, class I> void device_boundaries(const Context& ctx) {
 
 // The host builders as they were written first, serial from end to end: the threaded ones must
 // give the same graph, partition and layout, to the bit. (They share the steps that the threads
-// do not change: grouping rows by part and filling one packet's slots.)
+// do not change: grouping rows by part, the layout's header and filling one packet's slots.)
 namespace serial {
 
 using sparse::detail::Graph;
@@ -480,22 +480,10 @@ Partition grow_parts(const Graph& g, std::int64_t max_rows) {
 
 template <class T, class I>
 PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, const PacketOptions& options) {
-    PacketLayout<T, I> out;
-    out.rows = a.rows;
-    out.nnz = a.nnz();
-    out.threads = options.threads;
-    out.max_rows = std::int64_t(options.local_bytes / (2 * sizeof(T)));
-    out.partitioner = part.method;
-
+    PacketLayout<T, I> out = sparse::detail::begin_layout(a, part, options);
     const auto n = std::size_t(a.rows);
     const std::size_t packets = std::size_t(part.parts());
     const std::size_t T_ = options.threads;
-    out.perm.assign(part.rows.begin(), part.rows.end());
-    out.packet_ptr.assign(part.part_ptr.begin(), part.part_ptr.end());
-    std::int64_t widest = 0;
-    for (std::size_t p = 0; p < packets; ++p)
-        widest = std::max(widest, part.size(std::int64_t(p)));
-    out.narrow = widest <= 65536;
 
     // The packet of every row and its place in it.
     std::vector<std::int64_t> of(n), place(n);

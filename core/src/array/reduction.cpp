@@ -91,6 +91,15 @@ ReduceSpec reduce_spec(ReduceOp op, DType t) {
 }
 
 namespace {
+// A reduction that accumulates in `a` and returns the accumulator as it is.
+void accumulate_in(ReduceSpec& s, DType a) {
+    s.acc_type = dev(a);
+    s.finish = "a";
+    s.out = a;
+    s.acc_bytes = info(a).size;
+    s.shuffle = shuffles(a);
+}
+
 ReduceSpec make_spec(ReduceOp op, DType t) {
     ReduceSpec s;
     const bool cpx = kind(t) == Kind::complex;
@@ -101,14 +110,10 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
     case ReduceOp::sum: {
         const DType a = sum_type(t);
         s.name = "sum";
-        s.acc_type = dev(a);
+        accumulate_in(s, a);
         s.neutral = cpx ? std::string(dev(a)) + "_make(0, 0)" : fmt::format("({})0", dev(a));
         s.reduce = cpx ? std::string(dev(a)) + "_add(a, b)" : "a + b";
         s.map = convert_code("v", t, a);
-        s.finish = "a";
-        s.out = a;
-        s.acc_bytes = info(a).size;
-        s.shuffle = shuffles(a);
         break;
     }
     case ReduceOp::min:
@@ -116,14 +121,10 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         need_real(op == ReduceOp::min ? "min" : "max");
         const bool mx = op == ReduceOp::max;
         s.name = mx ? "max" : "min";
-        s.acc_type = dev(t);
+        accumulate_in(s, t);
         s.neutral = extreme_value(t, !mx);
         s.reduce = is_float(t) ? nan_max(mx ? ">" : "<") : std::string(mx ? "(a > b ? a : b)" : "(a < b ? a : b)");
         s.map = "v";
-        s.finish = "a";
-        s.out = t;
-        s.acc_bytes = info(t).size;
-        s.shuffle = shuffles(t);
         break;
     }
     case ReduceOp::argmin:
@@ -430,6 +431,21 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
     return p;
 }
 
+// The lines of a lowered body, leading spaces dropped, empty ones left out.
+std::vector<std::string> statements(const std::string& body) {
+    std::vector<std::string> out;
+    std::size_t begin = 0;
+    while (begin < body.size()) {
+        std::size_t end = body.find('\n', begin);
+        if (end == std::string::npos) end = body.size();
+        std::string line = body.substr(begin, end - begin);
+        begin = end + 1;
+        line.erase(0, std::min(line.size(), line.find_first_not_of(' ')));
+        if (!line.empty()) out.push_back(std::move(line));
+    }
+    return out;
+}
+
 // Complex reductions whose elements are read straight from contiguous arrays: sum(x), sum(x * y)
 // (dot), either factor conjugated (vdot), and norm2(x). On blocked shapes these read each step's 8
 // elements as one vector of their parts interleaved, as they lie in memory (vload16: float16 for
@@ -456,14 +472,7 @@ std::optional<ComplexStream> complex_stream(ReduceOp op, DType t, const codegen:
     const std::regex load("const " + c + " (t[0-9]+) = (p[0-9]+)\\[(o[0-9]+) \\+ \\(int64_t\\)i\\];");
     const std::regex conj("const " + c + " (t[0-9]+) = " + c + "_conj\\((t[0-9]+)\\);");
     const std::regex mul("const " + c + " (t[0-9]+) = " + c + "_mul\\((t[0-9]+), (t[0-9]+)\\);");
-    std::size_t begin = 0;
-    while (begin < map.body.size()) {
-        std::size_t end = map.body.find('\n', begin);
-        if (end == std::string::npos) end = map.body.size();
-        std::string line = map.body.substr(begin, end - begin);
-        begin = end + 1;
-        line.erase(0, line.find_first_not_of(' '));
-        if (line.empty()) continue;
+    for (const std::string& line : statements(map.body)) {
         std::smatch m;
         if (std::regex_match(line, m, load)) {
             loaded[m[1]] = {"(" + m[2].str() + " + " + m[3].str() + ")", false};
@@ -598,14 +607,7 @@ std::optional<WideMap> wide_map(const codegen::Lowered& map) {
     static const std::regex single("const [a-z0-9_]+ t[0-9]+ = p[0-9]+\\[o[0-9]+ \\+ 0\\];");
     static const std::regex any_load("p[0-9]+\\[");
     WideMap w;
-    std::size_t begin = 0;
-    while (begin < map.body.size()) {
-        std::size_t end = map.body.find('\n', begin);
-        if (end == std::string::npos) end = map.body.size();
-        std::string line = map.body.substr(begin, end - begin);
-        begin = end + 1;
-        line.erase(0, line.find_first_not_of(' '));
-        if (line.empty()) continue;
+    for (const std::string& line : statements(map.body)) {
         std::smatch m;
         if (std::regex_match(line, m, load)) {
             std::size_t bytes = 0;

@@ -58,8 +58,10 @@ template <Value T, Index I> PacketLayout<T, I> build_packets(const HostCsr<T, I>
     return build_packets(a, partition_rows(a, max_rows, options.partitioner), options);
 }
 
+namespace detail {
+
 template <Value T, Index I>
-PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, const PacketOptions& options) {
+PacketLayout<T, I> begin_layout(const HostCsr<T, I>& a, const Partition& part, const PacketOptions& options) {
     const std::size_t bytes = row_bytes(options, sizeof(T));
     check_square(a);
     a.validate();
@@ -71,16 +73,23 @@ PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, 
         std::min<std::size_t>(options.local_bytes / bytes, std::size_t(std::numeric_limits<std::int64_t>::max())));
     check_partition(part, a.rows, out.max_rows);
     out.partitioner = part.method;
-
-    const auto n = std::size_t(a.rows);
-    const std::size_t packets = std::size_t(part.parts());
-    const std::size_t T_ = options.threads;
     out.perm.assign(part.rows.begin(), part.rows.end());
     out.packet_ptr.assign(part.part_ptr.begin(), part.part_ptr.end());
     std::int64_t widest = 0;
-    for (std::size_t p = 0; p < packets; ++p)
-        widest = std::max(widest, part.size(std::int64_t(p)));
+    for (std::int64_t p = 0; p < part.parts(); ++p)
+        widest = std::max(widest, part.size(p));
     out.narrow = widest <= 65536;
+    return out;
+}
+
+} // namespace detail
+
+template <Value T, Index I>
+PacketLayout<T, I> build_packets(const HostCsr<T, I>& a, const Partition& part, const PacketOptions& options) {
+    PacketLayout<T, I> out = detail::begin_layout(a, part, options);
+    const auto n = std::size_t(a.rows);
+    const std::size_t packets = std::size_t(part.parts());
+    const std::size_t T_ = options.threads;
 
     // Every pass below runs over the host's threads by blocks of packets or of rows, each block
     // writing only its own rows' or packets' entries, so the layout is the one a serial pass gives.
@@ -278,6 +287,7 @@ template <Value T, Index I> std::vector<T> apply_packets(const PacketLayout<T, I
     template PacketLayout<T, I> build_packets(const HostCsr<T, I>&, const PacketOptions&);                             \
     template PacketLayout<T, I> build_packets(const HostCsr<T, I>&, const Partition&, const PacketOptions&);           \
     template std::vector<T> apply_packets(const PacketLayout<T, I>&, const std::vector<T>&);                           \
+    template PacketLayout<T, I> detail::begin_layout(const HostCsr<T, I>&, const Partition&, const PacketOptions&);    \
     template void detail::fill_packet(PacketLayout<T, I>&, const HostCsr<T, I>&, const Partition&, std::size_t,        \
                                       const std::int64_t*, const std::vector<std::int64_t>&,                           \
                                       const std::vector<std::int64_t>&);

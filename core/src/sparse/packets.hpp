@@ -99,6 +99,11 @@ inline std::size_t zigzag(std::size_t j, std::size_t threads) {
     return q < threads ? q : 2 * threads - 1 - q;
 }
 
+// A layout's header for partition `part` (checked against A and the options): sizes, threads,
+// the largest packet, the row order and the packets' bounds, the width of the local indices.
+template <Value T, Index I>
+PacketLayout<T, I> begin_layout(const HostCsr<T, I>& a, const Partition& part, const PacketOptions& options);
+
 // Packet p's slots (out.slot_ptr, values and local allocated): the entries of its rows whose
 // columns are in the packet too (of[c] == p; place[c] their local index), row dealt[j] (a place
 // in the packet) going to thread zigzag(j), each thread's entries in row order.
