@@ -7,8 +7,9 @@
 //
 // The protocol a solver uses: apply (required); optionally apply_dot (a dot product fused into
 // the product), forms (interchangeable forms of the product that a solver may time and choose
-// among), bytes_per_product (the traffic a product moves, for GB/s in a solver's report) and
-// asymmetry (a check that A equals its transpose). Solvers know operators only through these.
+// among), bytes_per_product (the traffic a product moves, for GB/s in a solver's report),
+// asymmetry (a check that A equals its transpose) and global_sum (the sums across processes of an
+// operator whose rows are spread over several). Solvers know operators only through these.
 #pragma once
 
 #include <concepts>
@@ -74,6 +75,29 @@ concept TrafficOperator = requires(const Op& a) {
 template <class Op>
 concept SymmetryCheckedOperator = requires(const Op& a, double rtol) {
     { a.asymmetry(rtol) } -> std::convertible_to<std::string>;
+};
+
+// Optionally, an operator whose rows are spread over several processes (xgpu/distributed.hpp)
+// gives the sums across them that a solver's dot products and checks need:
+//   const GlobalSum* global_sum() const;
+// Its rows() and cols() are then the process's own rows (the length of its part of x and y), and
+// a solver sums every dot product through it. Null: the operator lives in one process.
+class GlobalSum {
+public:
+    virtual ~GlobalSum() = default;
+    // values[0 .. count) summed over the processes, in place, on every process (blocking).
+    virtual void sum(double* values, int count) const = 0;
+    // The same, started (values must stay valid): finish() completes it. One at a time.
+    virtual void start_sum(double* values, int count) const = 0;
+    virtual void finish_sum() const = 0;
+    // Whether `ok` holds on every process (so that every process refuses the same input together).
+    virtual bool all(bool ok) const = 0;
+    // The number of processes.
+    virtual int processes() const = 0;
+};
+template <class Op>
+concept DistributedOperator = requires(const Op& a) {
+    { a.global_sum() } -> std::convertible_to<const GlobalSum*>;
 };
 
 // The negative Laplacian on an nx x ny grid (2-D, 5 points) or nx x ny x nz grid (3-D, 7 points)
