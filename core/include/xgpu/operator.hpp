@@ -90,8 +90,9 @@ public:
     // The same, started (values must stay valid): finish() completes it. One at a time.
     virtual void start_sum(double* values, int count) const = 0;
     virtual void finish_sum() const = 0;
-    // Whether `ok` holds on every process (so that every process refuses the same input together).
-    virtual bool all(bool ok) const = 0;
+    // The first non-empty `error` among the processes (by rank), on every process: empty where
+    // none has one. Every process then refuses the same input with the same message.
+    virtual std::string agree(const std::string& error) const = 0;
     // The number of processes.
     virtual int processes() const = 0;
 };

@@ -232,6 +232,7 @@ template <class T> struct OperatorRef {
     std::vector<OperatorForm<T>> forms; // never empty
     bool fixed = false;                 // the user fixed the form: tried only when asked
     mutable std::size_t current = 0;    // the form that apply and apply_dot run
+    const GlobalSum* global = nullptr;  // where the rows are spread over processes: their sums
 
     void apply(const Array<T>& x, Array<T>& y) const { forms[current].apply(x, y); }
     // Whether the current form may fuse a dot product into its product (it may still decline).
@@ -260,6 +261,7 @@ template <class T, class Op> OperatorRef<T> operator_ref(const Op& a) {
         r.forms.push_back(std::move(f));
     }
     if constexpr (TrafficOperator<Op>) r.bytes = a.bytes_per_product();
+    if constexpr (DistributedOperator<Op>) r.global = a.global_sum();
     return r;
 }
 

@@ -40,13 +40,16 @@ public:
         // v = A phat; alpha = rho / rhat.v; s = r - alpha v; shat = M s
         a.apply(phat, v);
         s.launch("xgpu_krylov_dot", s.partial_sums(1), rhat, v);
+        s.sum(s.partial(1), 0, 1);
         s.launch("xgpu_bicgstab_half", s.partial(1), r.buffer(), v.buffer(), sv.buffer(), shat.buffer(), dinv, it);
         if (k_.kind == Precond::external) M.apply(sv, shat);
         // t = A shat; omega = t.s / t.t; x += alpha phat + omega shat; r = s - omega t
         a.apply(shat, t);
         s.launch("xgpu_bicgstab_dots", s.partial(2), t.buffer(), sv.buffer());
+        s.sum(s.partial(2), 0, 3);
         s.launch("xgpu_bicgstab_step", s.partial(2), s.partial(0), k_.p.x.buffer(), r.buffer(), rhat.buffer(),
                  phat.buffer(), shat.buffer(), sv.buffer(), t.buffer(), thr, it);
+        s.sum(s.partial(0), 0, 2);
     }
 
     // direction (r, p, v read; p written), rhat.v (2), half (r, v read; s written), t.s (2), step

@@ -70,12 +70,14 @@ public:
             s.launch("xgpu_krylov_dot", pq_, p_, q_);
         }
         k_.trial.after(it);
+        s.sum(ws_.buffer(), ws_.block(0), 1);
         // alpha = rho / p.q; x += alpha p; r -= alpha q; z = M r (Jacobi); r.z and r.r
         s.launch("xgpu_cg_update", ws_.buffer(), ws_.at(), k_.p.x.buffer(), dinv_, it);
         if (k_.kind == Precond::external) {
             k_.o.preconditioner.apply(r_, z_);
             s.launch("xgpu_krylov_dot", rz_, r_, z_);
         }
+        s.sum(ws_.buffer(), ws_.block(1), 2);
         // the convergence test; beta = r.z / rho; p = z + beta p
         s.launch("xgpu_cg_direction", ws_.buffer(), ws_.at(), T(k_.tolerance2()), it);
     }
@@ -120,6 +122,7 @@ public:
     void prime() override { // w = A u; r.u, w.u, r.r into the sums iteration 1 reads
         k_.a.apply(u_, w_);
         k_.s.launch("xgpu_cgcg_dots", ws_.buffer(), ws_.at(), std::int64_t(0));
+        k_.s.sum(ws_.buffer(), ws_.block(0), 3);
     }
 
     void step(std::int64_t it) override {
@@ -136,6 +139,8 @@ public:
             s.launch("xgpu_cgcg_dots", ws_.buffer(), ws_.at(), it);
         }
         k_.trial.after(it);
+        // r.u, w.u and r.r over every process, for the next update
+        s.sum(ws_.buffer(), ws_.block(std::uint64_t(it & 1)), 3);
     }
 
     // The update reads u (or r), p, w, s, x, r and writes p, s, x, r (with Jacobi it also reads the
@@ -181,14 +186,19 @@ public:
     void prime() override {
         k_.a.apply(u, w);
         dots(1);
+        k_.s.begin_sum(k_.s.partial(1), 0, 3);
     }
 
     void step(std::int64_t it) override {
         const Solve<T>& s = k_.s;
         const OperatorRef<T>& a = k_.a;
+        // Over several processes, the sum of the dot products this update reads runs while the
+        // product does (the one sum across processes an iteration).
+        s.send_sum();
         k_.trial.before(it);
         a.apply(m, nv);
         k_.trial.after(it);
+        s.end_sum();
         s.launch("xgpu_pipecg_update", s.partial(int(it & 1)), s.partial(int((it + 1) & 1)), k_.p.x.buffer(),
                  r.buffer(), u.buffer(), w.buffer(), m.buffer(), nv.buffer(), z.buffer(), q.buffer(), sv.buffer(),
                  d.buffer(), dinv_, T(k_.tolerance2()), it);
@@ -203,6 +213,7 @@ public:
             a.apply(q, z);
             dots(int((it + 1) & 1));
         }
+        s.begin_sum(s.partial(int((it + 1) & 1)), 0, 3);
     }
 
     // The update reads n, z, w, s, r, p, x and writes z, s, p, x, r, w; with Jacobi it also reads

@@ -34,8 +34,8 @@ std::string layout_macros() {
 } // namespace
 
 template <class T>
-Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond)
-    : ctx_(ctx), queue_(ctx.current_queue()), program_(program), precond_(precond), n_(n) {
+Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond, const GlobalSum* global)
+    : ctx_(ctx), queue_(ctx.current_queue()), program_(program), precond_(precond), n_(n), global_(global) {
     // The reductions' shape for this device: a power-of-two work-group; a contiguous chunk per
     // work-item on CPUs, a grid-stride loop on GPUs; a few work-groups per compute unit.
     register_shape_problems(); // the reductions' shape may be tuned on first use
@@ -54,6 +54,10 @@ Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, P
     for (auto& p : partial_)
         p = empty<T>(ctx, {std::size_t(3 * groups_)});
     key_ += fmt::format("{}", shape.blocked ? 1 : 0);
+    if (global_) {
+        pending_.totals = ctx.alloc(3 * sizeof(T));
+        pending_.host = ctx.alloc_host(3 * sizeof(T));
+    }
 }
 
 template <class T> Kernel Solve<T>::kernel(std::string_view name) const {
@@ -84,41 +88,114 @@ template <class T> Snapshot<T> Solve<T>::read() const {
 
 template <class T>
 void Solve<T>::gather(int i, std::int32_t m, std::int32_t s0, std::int32_t s1, std::int32_t s2) const {
+    sum(partial_[i].buffer(), 0, m);
     launch_single("xgpu_krylov_gather", partial_[i].buffer(), groups_, m, s0, s1, s2);
 }
+
+template <class T> void Solve<T>::sum(const Buffer& b, std::uint64_t offset, std::int32_t m) const {
+    if (!global_) return;
+    begin_sum(b, offset, m);
+    send_sum();
+    end_sum();
+}
+
+template <class T> void Solve<T>::begin_sum(const Buffer& b, std::uint64_t offset, std::int32_t m) const {
+    if (!global_) return;
+    Pending& p = pending_;
+    p.target = b;
+    p.offset = offset;
+    p.rows = m;
+    launch_single("xgpu_krylov_totals", b, std::int64_t(offset), groups_, m, p.totals);
+    p.copied = queue_.read_async(p.totals, p.host.data(), std::size_t(m) * sizeof(T));
+    p.stage = 1;
+}
+
+template <class T> void Solve<T>::send_sum() const {
+    Pending& p = pending_;
+    if (p.stage != 1) return;
+    p.copied.wait();
+    const T* local = static_cast<const T*>(p.host.data());
+    for (std::int32_t k = 0; k < p.rows; ++k)
+        p.values[k] = double(local[k]);
+    global_->start_sum(p.values, p.rows);
+    p.stage = 2;
+}
+
+template <class T> void Solve<T>::end_sum() const {
+    Pending& p = pending_;
+    if (p.stage != 2) return;
+    global_->finish_sum();
+    T* local = static_cast<T*>(p.host.data());
+    for (std::int32_t k = 0; k < p.rows; ++k)
+        local[k] = T(p.values[k]);
+    // In queue order: the next begin_sum's copy into the same pinned memory comes after this one.
+    queue_.write_async(p.totals, p.host.data(), std::size_t(p.rows) * sizeof(T));
+    launch_single("xgpu_krylov_spread", p.target, std::int64_t(p.offset), groups_, p.rows, p.totals);
+    p.stage = 0;
+}
+
+namespace {
+
+// Why a solve's inputs are refused (empty: they are not), and whether it is a matter of shape.
+struct Refusal {
+    bool shape = false;
+    std::string message;
+};
+
+template <class T>
+Refusal refusal(const char* method, const OperatorRef<T>& a, const Array<T>& b, const Array<T>& x,
+                const SolverOptions<T>& o) {
+    if (a.rows != a.cols)
+        return Refusal{true, fmt::format("xgpu: {}: the operator is {}x{}: it must be square", method, a.rows, a.cols)};
+    if (b.empty()) return Refusal{false, fmt::format("xgpu: {}: b is an empty Array", method)};
+    if (b.size() != std::size_t(a.rows))
+        return Refusal{true,
+                       fmt::format("xgpu: {}: b has {} elements, the operator {} rows", method, b.size(), a.rows)};
+    if (!x.empty() && x.size() != std::size_t(a.rows))
+        return Refusal{true,
+                       fmt::format("xgpu: {}: x has {} elements, the operator {} columns", method, x.size(), a.cols)};
+    if (!x.empty() && !(x.context() == b.context()))
+        return Refusal{false, fmt::format("xgpu: {}: x and b live on different contexts", method)};
+    if (!x.empty() && may_share_memory(x.desc(), b.desc()))
+        return Refusal{false, fmt::format("xgpu: {}: x shares memory with b", method)};
+    if (!(o.rtol >= 0) || !(o.atol >= 0))
+        return Refusal{false,
+                       fmt::format("xgpu: {}: rtol and atol must be >= 0 (got {} and {})", method, o.rtol, o.atol)};
+    if (o.max_iterations < 0)
+        return Refusal{false, fmt::format("xgpu: {}: max_iterations must be >= 0, not {}", method, o.max_iterations)};
+    if (o.check_interval < 1 || o.ring_depth < 1)
+        return Refusal{false, fmt::format("xgpu: {}: check_interval and ring_depth must be >= 1 (got {} and {})",
+                                          method, o.check_interval, o.ring_depth)};
+    if (o.replacement_interval < 0)
+        return Refusal{
+            false, fmt::format("xgpu: {}: replacement_interval must be >= 0, not {}", method, o.replacement_interval)};
+    const auto& m = o.preconditioner;
+    if (!m.none() && (m.rows() != a.rows || m.cols() != a.rows))
+        return Refusal{true, fmt::format("xgpu: {}: the preconditioner is {}x{}, the operator {}x{}", method, m.rows(),
+                                         m.cols(), a.rows, a.cols)};
+    if (!m.inverse_diagonal().empty() && !(m.inverse_diagonal().context() == b.context()))
+        return Refusal{false, fmt::format("xgpu: {}: the preconditioner lives on another context", method)};
+    return {};
+}
+
+} // namespace
 
 template <class T>
 Prepared<T> prepare(const char* method, const OperatorRef<T>& a, const Array<T>& b, Array<T>& x,
                     const SolverOptions<T>& o) {
-    if (a.rows != a.cols)
-        throw ShapeError(fmt::format("xgpu: {}: the operator is {}x{}: it must be square", method, a.rows, a.cols));
-    if (b.empty()) throw InvalidArgument(fmt::format("xgpu: {}: b is an empty Array", method));
-    if (b.size() != std::size_t(a.rows))
-        throw ShapeError(fmt::format("xgpu: {}: b has {} elements, the operator {} rows", method, b.size(), a.rows));
-    if (!x.empty() && x.size() != std::size_t(a.rows))
-        throw ShapeError(fmt::format("xgpu: {}: x has {} elements, the operator {} columns", method, x.size(), a.cols));
-    if (!x.empty() && !(x.context() == b.context()))
-        throw InvalidArgument(fmt::format("xgpu: {}: x and b live on different contexts", method));
-    if (!x.empty() && may_share_memory(x.desc(), b.desc()))
-        throw InvalidArgument(fmt::format("xgpu: {}: x shares memory with b", method));
-    if (!(o.rtol >= 0) || !(o.atol >= 0))
-        throw InvalidArgument(
-            fmt::format("xgpu: {}: rtol and atol must be >= 0 (got {} and {})", method, o.rtol, o.atol));
-    if (o.max_iterations < 0)
-        throw InvalidArgument(fmt::format("xgpu: {}: max_iterations must be >= 0, not {}", method, o.max_iterations));
-    if (o.check_interval < 1 || o.ring_depth < 1)
-        throw InvalidArgument(fmt::format("xgpu: {}: check_interval and ring_depth must be >= 1 (got {} and {})",
-                                          method, o.check_interval, o.ring_depth));
-    if (o.replacement_interval < 0)
-        throw InvalidArgument(
-            fmt::format("xgpu: {}: replacement_interval must be >= 0, not {}", method, o.replacement_interval));
-    const auto& m = o.preconditioner;
-    if (!m.none() && (m.rows() != a.rows || m.cols() != a.rows))
-        throw ShapeError(fmt::format("xgpu: {}: the preconditioner is {}x{}, the operator {}x{}", method, m.rows(),
-                                     m.cols(), a.rows, a.cols));
-    if (!m.inverse_diagonal().empty() && !(m.inverse_diagonal().context() == b.context()))
-        throw InvalidArgument(fmt::format("xgpu: {}: the preconditioner lives on another context", method));
+    Refusal r = refusal(method, a, b, x, o);
+    if (a.global) { // every process refuses, with the first process's reason
+        const std::string agreed = a.global->agree(r.message.empty() ? "" : (r.shape ? "S" : "I") + r.message);
+        if (!agreed.empty()) r = Refusal{agreed[0] == 'S', agreed.substr(1)};
+    }
+    if (!r.message.empty()) {
+        if (r.shape) throw ShapeError(r.message);
+        throw InvalidArgument(r.message);
+    }
     require_fp64(b.context(), dtype_v<T>);
+    // The iteration limit counts every process's rows, so that all stop at the same iteration.
+    double rows = double(a.rows);
+    if (a.global) a.global->sum(&rows, 1);
 
     Prepared<T> p;
     const auto plain = [](const Array<T>& v) { return v.is_contiguous() && v.offset() == 0; };
@@ -126,7 +203,7 @@ Prepared<T> prepare(const char* method, const OperatorRef<T>& a, const Array<T>&
     p.b = (plain(b) ? b : b.copy()).ravel();
     p.copy_back = !x.empty() && !plain(x);
     p.x = x.empty() ? zeros<T>(b.context(), {b.size()}) : (p.copy_back ? x.copy() : x).ravel();
-    p.max_iterations = o.max_iterations ? o.max_iterations : std::max<std::int64_t>(100, 10 * a.rows);
+    p.max_iterations = o.max_iterations ? o.max_iterations : std::max<std::int64_t>(100, 10 * std::int64_t(rows));
     return p;
 }
 
@@ -180,6 +257,10 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
             pending.push_back({e, next, base + it});
             next = (next + 1) % std::size_t(o.ring_depth);
         }
+        // Over several processes every one must stop after the same iteration (each iteration sums
+        // across them), so each waits for its checks as they come: their states agree, since every
+        // decision in them comes from the same global sums.
+        if (s.distributed() && !pending.empty()) pending.front().done.wait();
         // Polled every iteration, not only at checks: on OpenCL the poll flushes the queue, and
         // NVIDIA's driver starts queued work only then (pipelined CG on a small system ran up to
         // 1.8x slower an iteration polling only at checks: `poisson --2d 256 --solver pipecg`).
@@ -228,7 +309,11 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
 // |b - A x| for the solve's x, in the solver's precision (t: scratch for A x).
 template <class T> double true_residual(const OperatorRef<T>& a, const Prepared<T>& p, Array<T> t) {
     a.apply(p.x, t);
-    return double(norm(p.b - t).get());
+    const double local = double(norm(p.b - t).get());
+    if (!a.global) return local;
+    double squares = local * local;
+    a.global->sum(&squares, 1);
+    return std::sqrt(squares);
 }
 
 } // namespace

@@ -40,8 +40,10 @@ template <class T> struct Snapshot {
 // One solve's kernels, geometry and device state.
 template <class T> class Solve {
 public:
-    // `program`: the kernel file ("cg.kernel", ...), n the rows.
-    Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond);
+    // `program`: the kernel file ("cg.kernel", ...), n the rows (this process's, where `global`
+    // sums over processes).
+    Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond,
+          const GlobalSum* global = nullptr);
 
     // The kernel `name` of the program, looked up once per solve (the solvers launch a few kernels
     // thousands of times; each lookup in the context's table built a key and took its lock).
@@ -67,8 +69,22 @@ public:
     Snapshot<T> read() const; // blocking
     // Zeroes the state (the status flag running again), as a new solve has it.
     void reset() const;
-    // The totals of the first m rows of partial(i) into the slots given (one work-group).
+    // The totals of the first m rows of partial(i) into the slots given (one work-group), summed
+    // over the processes first where there are several.
     void gather(int i, std::int32_t m, std::int32_t s0, std::int32_t s1 = 0, std::int32_t s2 = 0) const;
+
+    // Where the rows are spread over processes: rows 0 .. m-1 (m <= 3) of the partial sums at
+    // `offset` values into `b` summed over the processes in place, so that every kernel that sums
+    // them reads the global sums; nothing in one process. begin_sum enqueues the local totals and
+    // their copy to the host, send_sum waits for that copy and starts the sum across processes,
+    // end_sum waits for it and enqueues the write back: work enqueued between send_sum and
+    // end_sum overlaps the sum. One at a time; sum() is the three in a row.
+    bool distributed() const { return global_ != nullptr; }
+    const GlobalSum* global() const { return global_; }
+    void sum(const Buffer& b, std::uint64_t offset, std::int32_t m) const;
+    void begin_sum(const Buffer& b, std::uint64_t offset, std::int32_t m) const;
+    void send_sum() const;
+    void end_sum() const;
 
 private:
     Context ctx_;
@@ -81,6 +97,20 @@ private:
     Grid grid_{1};
     Buffer state_;
     Array<T> partial_[3];
+    const GlobalSum* global_;
+    // A sum across processes: the local totals on the device and in pinned memory, as doubles
+    // while MPI sums them, and where they go back.
+    struct Pending {
+        Buffer totals;
+        HostBuffer host;
+        Event copied;
+        double values[3] = {0, 0, 0};
+        Buffer target;
+        std::uint64_t offset = 0;
+        std::int32_t rows = 0;
+        int stage = 0; // 0: none; 1: begun; 2: sent
+    };
+    mutable Pending pending_;
     mutable std::vector<std::pair<std::string, Kernel>> kernels_; // a Solve is used by one thread
 };
 
@@ -259,7 +289,7 @@ SolverReport solve(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, cons
     SolverReport report;
     report.method = M::name;
     const Precond kind = precond_kind(o.preconditioner);
-    const Solve<T> s(p.b.context(), M::program, p.b.size(), kind);
+    const Solve<T> s(p.b.context(), M::program, p.b.size(), kind, a.global);
     FormTrial<T> trial(a, s.queue(), o);
     Setup<T> setup{a, p, o, s, trial, report, kind, p.b.size()};
     M method(setup);
