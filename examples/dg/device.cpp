@@ -136,18 +136,11 @@ std::string kernel_source(const ReferenceElement& ref, bool f64) {
 
 xgpu::KernelTemplate::Parameters kernel_parameters(const ReferenceElement& ref, bool f64, const VolumeShape& v,
                                                    const SurfaceShape& s) {
-    return {{"T", f64 ? "double" : "float"},
-            {"NP", ref.np},
-            {"NFP", ref.nfp},
-            {"EPB", s.epb},
-            {"SB", s.sb},
-            {"SV", s.sv},
-            {"TV", f64 ? "double2" : "float4"},
-            {"TVN", f64 ? 2 : 4},
-            {"FORM", v.form},
-            {"NPW", v.npw},
-            {"VEPB", v.vepb},
-            {"VB", v.vb}};
+    // clang-format off
+    return {{"T", f64 ? "double" : "float"}, {"NP", ref.np}, {"NFP", ref.nfp}, {"TV", f64 ? "double2" : "float4"},
+            {"TVN", f64 ? 2 : 4}, {"EPB", s.epb}, {"SB", s.sb}, {"SV", s.sv},
+            {"FORM", v.form}, {"NPW", v.npw}, {"VEPB", v.vepb}, {"VB", v.vb}};
+    // clang-format on
 }
 
 DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options)
@@ -212,12 +205,14 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     // could not be moved ahead of it.
     const std::size_t n = fields * d.nodes();
     const std::string t = f64_ ? "double" : "float";
+    const auto zeros = [&](auto zero) {
+        using T = decltype(zero);
+        return Fields<T>{xgpu::zeros<T>(ctx, {n}), xgpu::zeros<T>(ctx, {n}), xgpu::zeros<T>(ctx, {n})};
+    };
     if (f64_)
-        fields_ =
-            Fields<double>{xgpu::zeros<double>(ctx, {n}), xgpu::zeros<double>(ctx, {n}), xgpu::zeros<double>(ctx, {n})};
+        fields_ = zeros(0.0);
     else
-        fields_ =
-            Fields<float>{xgpu::zeros<float>(ctx, {n}), xgpu::zeros<float>(ctx, {n}), xgpu::zeros<float>(ctx, {n})};
+        fields_ = zeros(0.0f);
     update_.emplace(ctx, t + " a, " + t + " b, " + t + " dt, " + t + "* q, " + t + "* res, const " + t + "* rhs",
                     "const " + t + " r = a * res[i] + dt * rhs[i], qi = q[i]; res[i] = r; q[i] = qi + b * r",
                     "dg_update");

@@ -4,9 +4,7 @@
 // exact standing wave is printed with the time per step and each kernel's throughput.
 //
 //   dg --order 4 --mesh 16 --final-time 1 --precision f64 --perturb 0.1 --mode 2 1 --vtk out/
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
