@@ -62,66 +62,6 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
  * (vector types both dialects have, read by their components .x, .y, ...) */
 #define XGPU_LOAD16(T, p) (*(const T*)(p))
 
-/* Double-precision matrix multiply-accumulate on the tensor cores (XGPU_HAS_MMA_F64: sm_80 and
- * later), by one whole warp: D (8 x 8) += A (8 x 4) B (4 x 8). Lane l = 4 g + t holds A[g][t],
- * B[t][g] and D[g][2 t], D[g][2 t + 1] (d[0], d[1]). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define XGPU_HAS_MMA_F64 1
-__device__ inline void xgpu_mma_m8n8k4_f64(double* d, const double a, const double b) {
-    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-        : "+d"(d[0]), "+d"(d[1])
-        : "d"(a), "d"(b));
-}
-#endif
-/* The same for two node tiles at once (XGPU_HAS_MMA_F64_M16: sm_90 and later): D (16 x 8) +=
- * A (16 x 4) B (4 x 8). Lane l = 4 g + t holds A[g][t] (a0), A[g + 8][t] (a1), B[t][g] and
- * D[g][2 t], D[g][2 t + 1], D[g + 8][2 t], D[g + 8][2 t + 1] (d[0..3]). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define XGPU_HAS_MMA_F64_M16 1
-__device__ inline void xgpu_mma_m16n8k4_f64(double* d, const double a0, const double a1, const double b) {
-    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
-        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-        : "d"(a0), "d"(a1), "d"(b));
-}
-/* D (16 x 8) += A (16 x 8) B (8 x 8): lane l = 4 g + t holds A[g][t], A[g + 8][t], A[g][t + 4],
- * A[g + 8][t + 4] (a0..a3), B[t][g], B[t + 4][g] (b0, b1), D as above. */
-__device__ inline void xgpu_mma_m16n8k8_f64(double* d, const double a0, const double a1, const double a2,
-                                            const double a3, const double b0, const double b1) {
-    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-        : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
-}
-#endif
-
-/* Single precision on the TF32 tensor cores (XGPU_HAS_MMA_TF32: compute capability 8.0 and
- * later): xgpu_tf32(x) rounds x to TF32 (10-bit mantissa, to nearest, ties away) and returns its
- * bits, xgpu_tf32_value(bits) the float they hold; the products take TF32 bits for A and B and
- * accumulate in float, with the lane layout of the f64 16x8x4 and 16x8x8 products above. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define XGPU_HAS_MMA_TF32 1
-__device__ inline uint32_t xgpu_tf32(const float x) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
-__device__ inline float xgpu_tf32_value(const uint32_t bits) {
-    return __uint_as_float(bits);
-}
-__device__ inline void xgpu_mma_m16n8k4_tf32(float* d, const uint32_t a0, const uint32_t a1, const uint32_t b) {
-    asm("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(b));
-}
-__device__ inline void xgpu_mma_m16n8k8_tf32(float* d, const uint32_t a0, const uint32_t a1, const uint32_t a2,
-                                             const uint32_t a3, const uint32_t b0, const uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-#endif
-
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 

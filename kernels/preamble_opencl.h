@@ -138,54 +138,7 @@ XGPU_DEVICE_FN uint4 xgpu_fixui_(uint4 v, int order) {
 
 /* NVIDIA devices (XGPU_NV_SM: the compute capability as major * 10 + minor, which the backend
  * defines where the driver reports it): NVIDIA's OpenCL compiler takes inline PTX, so the CUDA
- * dialect's warp barrier and double-precision tensor-core products (kernels/preamble_cuda.h,
- * same operands and lane layout) exist here too. */
+ * dialect's warp barrier exists here too. */
 #if defined(XGPU_NV_SM) && XGPU_NV_SM >= 70
 #define XGPU_WARP_SYNC() asm volatile("bar.warp.sync -1;" ::: "memory")
-#endif
-#if defined(XGPU_NV_SM) && XGPU_NV_SM >= 80 && defined(XGPU_HAS_FP64)
-#define XGPU_HAS_MMA_F64 1
-XGPU_DEVICE_FN void xgpu_mma_m8n8k4_f64(double* d, const double a, const double b) {
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-                 : "+d"(d[0]), "+d"(d[1])
-                 : "d"(a), "d"(b));
-}
-#endif
-#if defined(XGPU_NV_SM) && XGPU_NV_SM >= 80
-#define XGPU_HAS_MMA_TF32 1
-XGPU_DEVICE_FN uint32_t xgpu_tf32(const float x) {
-    uint32_t r;
-    asm volatile("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
-XGPU_DEVICE_FN float xgpu_tf32_value(const uint32_t bits) {
-    return as_float(bits);
-}
-XGPU_DEVICE_FN void xgpu_mma_m16n8k4_tf32(float* d, const uint32_t a0, const uint32_t a1, const uint32_t b) {
-    asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a0), "r"(a1), "r"(b));
-}
-XGPU_DEVICE_FN void xgpu_mma_m16n8k8_tf32(float* d, const uint32_t a0, const uint32_t a1, const uint32_t a2,
-                                          const uint32_t a3, const uint32_t b0, const uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-#endif
-#if defined(XGPU_NV_SM) && XGPU_NV_SM >= 90 && defined(XGPU_HAS_FP64)
-#define XGPU_HAS_MMA_F64_M16 1
-XGPU_DEVICE_FN void xgpu_mma_m16n8k4_f64(double* d, const double a0, const double a1, const double b) {
-    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
-                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-                 : "d"(a0), "d"(a1), "d"(b));
-}
-XGPU_DEVICE_FN void xgpu_mma_m16n8k8_f64(double* d, const double a0, const double a1, const double a2, const double a3,
-                                         const double b0, const double b1) {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};"
-                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-                 : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
-}
 #endif

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -100,65 +101,43 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
             std::vector<dg::DeviceOptions> variants;
             for (const auto& p : precisions)
                 variants.push_back({p});
-            // The granularity parameters: several elements per group, with the matrices in local
-            // memory and without, each leaving a partial group at the end (18 elements).
-            if (ctx.device().has_fp64() && (order == 2 || order == 5)) {
-                variants.push_back({"f64", 5, true});
-                variants.push_back({"f64", 4, false});
+            const bool f64 = ctx.device().has_fp64();
+            // Surface groups of several elements, each leaving a partial group at the end (18
+            // elements).
+            if (f64 && (order == 2 || order == 5)) {
+                variants.push_back({"f64", {}, dg::SurfaceShape{5, 0, 0}});
+                variants.push_back({"f64", {}, dg::SurfaceShape{4, 0, 0}});
             }
-            // Several nodes per work-item in the volume kernel, the last work-item of an element
-            // holding spare slots where NPW does not divide NP (order 5: 21 nodes).
             if (order == 3 || order == 5) {
-                variants.push_back({"f32", 4, false, 4});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, true, 2, 5});
-                // Matrix rows in registers, 3 batches of 2 or 4 elements a group (18 elements: the
-                // last group's batches run past the end).
-                variants.push_back({"f32", 4, false, 1, 4, 3});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 0, 2, 3});
-                // One element per work-item with the matrices as constants (form 1), 16 elements a
-                // group: the second group holds 2 of 18.
-                variants.push_back({"f32", 4, false, 0, 16, 0, 1});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 0, 16, 0, 1});
-                // Form 1 with an element's nodes split among 2, 3 and 4 work-items (order 3: 5, 4
-                // and 3 nodes each, the last part shorter; order 5: 11, 7 and 6), in groups of 16,
-                // 8 and 32 elements (18 elements: partial last groups whose idle work-items still
-                // reach the barriers).
                 const int np = d.ref.np;
-                variants.push_back({"f32", 4, false, (np + 1) / 2, 16, 0, 1});
-                variants.push_back({"f32", 4, false, (np + 2) / 3, 8, 0, 1});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, (np + 3) / 4, 32, 0, 1});
-                // Form 1 over 3 batches a group, the next batch's fields loaded while one computes:
-                // 2 parts of 4 elements a batch (18 elements: the second group's second batch is
-                // partial, its third empty), one part of 8 over 2 batches in f64 (the second
-                // group's first batch partial, its second empty).
-                variants.push_back({"f32", 4, false, (np + 1) / 2, 4, 3, 1});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, np, 8, 2, 1});
-                // Tiled (form 2): 3 nodes of 2 elements a work-item (order 3: 10 nodes, the last
-                // node group with 2 spare slots), and 4 nodes of 4 elements in groups of 8 (order
-                // 5: 21 nodes; the third group holds 2 of its 8 elements).
-                variants.push_back({"f32", 4, false, 3, 16, 0, 2, 2});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 4, 8, 0, 2, 4});
-                // On the tensor cores (form 3) where the device has them: 2 warps of 8 elements a
-                // group over 2 batches (18 elements: the second group's second batch is empty,
-                // its first has 2 elements), and one warp a group.
-                if (ctx.device().has_fp64() && dg::has_mma_f64(ctx.device().info())) {
-                    variants.push_back({"f64", 3, false, 0, 16, 2, 3});
-                    variants.push_back({"f64", 3, false, 0, 8, 0, 3});
+                // Form 0 with several nodes per work-item, the last work-item of an element
+                // holding spare slots where NPW does not divide NP (order 5: 21 nodes).
+                variants.push_back({"f32", dg::VolumeShape{0, 4, 0, 0}, dg::SurfaceShape{4, 0, 0}});
+                if (f64) variants.push_back({"f64", dg::VolumeShape{0, 2, 5, 0}, dg::SurfaceShape{3, 0, 0}});
+                // Form 1, one element a work-item, 16 elements a group: the second group holds 2 of 18.
+                variants.push_back({"f32", dg::VolumeShape{1, np, 16, 0}});
+                if (f64) variants.push_back({"f64", dg::VolumeShape{1, np, 16, 0}});
+                // Form 1 with an element split among 2, 3 and 4 work-items (order 3: 5, 4 and 3
+                // nodes each, the last part shorter; order 5: 11, 7 and 6), in groups of 16, 8 and
+                // 32 elements (partial last groups whose idle work-items still reach the barriers).
+                variants.push_back({"f32", dg::VolumeShape{1, (np + 1) / 2, 16, 0}});
+                variants.push_back({"f32", dg::VolumeShape{1, (np + 2) / 3, 8, 0}});
+                if (f64) variants.push_back({"f64", dg::VolumeShape{1, (np + 3) / 4, 32, 0}});
+                // Form 3 where the device has the tensor cores: 2 warps of 8 elements a group over
+                // 2 batches (the second group's second batch is empty, its first has 2 elements),
+                // and one warp a group.
+                if (f64 && dg::has_mma_f64(ctx.device().info())) {
+                    variants.push_back({"f64", dg::VolumeShape{3, 1, 16, 2}});
+                    variants.push_back({"f64", dg::VolumeShape{3, 1, 8, 1}});
                 }
-                // Form 4, f32 as three TF32 products, the same shapes.
-                if (dg::has_mma_tf32(ctx.device().info())) {
-                    variants.push_back({"f32", 3, false, 0, 16, 2, 4});
-                    variants.push_back({"f32", 3, false, 0, 8, 0, 4});
-                }
-                // LIFT rows in registers, 4 batches of 4 or 3 elements a surface group (18
-                // elements: the second group's last batches run past the end).
-                variants.push_back({"f32", 4, false, 0, 0, 0, 0, 0, 4});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 3, false, 0, 0, 0, 0, 0, 4});
-                // The face fluxes read back 16 bytes at a time (order 5: 18 a face set, padded to
-                // 20 floats; order 3: 12), with LIFT rows in registers over 2 batches, and with
-                // LIFT from local memory.
-                variants.push_back({"f32", 4, false, 0, 0, 0, 0, 0, 2, 1});
-                if (ctx.device().has_fp64()) variants.push_back({"f64", 5, true, 0, 0, 0, 0, 0, 0, 1});
+                // LIFT rows in registers, 4 batches of 4 or 3 elements a surface group (the second
+                // group's last batches run past the end); the face fluxes read back 16 bytes at a
+                // time (order 5: 18 a face set, padded to 20 floats; order 3: 12), with LIFT rows
+                // in registers over 2 batches and with LIFT from memory.
+                variants.push_back({"f32", {}, dg::SurfaceShape{4, 4, 0}});
+                if (f64) variants.push_back({"f64", {}, dg::SurfaceShape{3, 4, 0}});
+                variants.push_back({"f32", {}, dg::SurfaceShape{4, 2, 1}});
+                if (f64) variants.push_back({"f64", {}, dg::SurfaceShape{5, 0, 1}});
             }
             for (const auto& v : variants) {
                 dg::DeviceMaxwell op(ctx, d, v);
@@ -166,14 +145,13 @@ TEST_CASE("dg: the device right-hand side equals the host reference", "[dg]") {
                 op.rhs();
                 const auto got = op.rhs_values();
                 const double tol = v.precision == "f64" ? 1e-13 : 1e-5;
-                INFO("order " << order << ", " << v.precision << ", " << op.elements_per_group()
-                              << " elements per group, " << op.nodes_per_item() << " nodes per item, "
-                              << op.volume_batches() << " volume batches, volume form " << op.volume_form() << " ("
-                              << op.volume_elements_per_item() << " elements per item, "
-                              << op.volume_elements_per_group() << " per group), surface batches "
-                              << op.surface_batches() << ", surface vector " << op.surface_vector()
-                              << ", local matrices " << v.matrices_in_local << ": max |rhs| " << scale
-                              << ", max difference " << max_diff(got, want));
+                const auto& vs = op.volume_shape();
+                const auto& ss = op.surface_shape();
+                INFO("order " << order << ", " << v.precision << ", volume form " << vs.form << " (" << vs.npw
+                              << " nodes per item, " << vs.vepb << " elements per group, " << vs.vb
+                              << " batches), surface " << ss.epb << " elements per group, " << ss.sb
+                              << " batches, vector " << ss.sv << ": max |rhs| " << scale << ", max difference "
+                              << max_diff(got, want));
                 CHECK(max_diff(got, want) <= tol * scale);
             }
         }
@@ -188,17 +166,15 @@ TEST_CASE("dg: device options out of range are refused with a message that names
             CHECK_THROWS_WITH(dg::DeviceMaxwell(ctx, d, o), Contains(what));
         };
         refused({"f16"}, "precision 'f16'");
-        refused({"f32", -1}, "elements per group -1");
-        refused({"f32", 0, false, 11}, "nodes per work-item 11");
-        refused({"f32", 0, false, 0, 0, -1}, "volume batches -1");
-        refused({"f32", 0, false, 0, 0, 0, 5}, "volume kernel form 5");
-        refused({"f32", 0, false, 2, 0, 0, 1}, "form 1 splits an element among at most 4 work-items");
-        refused({"f32", 0, false, 0, 0, 0, 0, 0, -2}, "surface batches -2");
-        refused({"f32", 0, false, 0, 0, 0, 0, 0, -1, 2}, "surface vector 2");
-        refused({"f32", 0, false, 0, 0, 0, 0, 0, -1, -2}, "surface vector -2");
-        refused({"f32", 4096}, "work-group size");
+        refused({"f32", {}, dg::SurfaceShape{-1, 0, 0}}, "surface shape -1 0 0");
+        refused({"f32", {}, dg::SurfaceShape{1, 0, 2}}, "surface shape 1 0 2");
+        refused({"f32", dg::VolumeShape{0, 11, 0, 0}}, "nodes per work-item 11");
+        refused({"f32", dg::VolumeShape{5, 1, 0, 0}}, "volume kernel form 5");
+        refused({"f32", dg::VolumeShape{1, 2, 0, 0}}, "form 1 splits an element among at most 4 work-items");
+        refused({"f32", dg::VolumeShape{0, 1, 0, 2}}, "volume batches 2");
+        refused({"f32", {}, dg::SurfaceShape{4096, 0, 0}}, "work-group size");
         if (ctx.device().has_fp64() && !dg::has_mma_f64(ctx.device().info()))
-            refused({"f64", 0, false, 0, 16, 0, 3}, "form 3");
+            refused({"f64", dg::VolumeShape{3, 1, 16, 1}}, "form 3");
         if (!ctx.device().has_fp64()) refused({"f64"}, "no double precision");
     }
 }
@@ -235,30 +211,27 @@ TEST_CASE("dg: the volume kernel's granularity comes from the tuner, checked aga
         const double tol = (precision == "f64" ? 1e-13 : 1e-5) * max_abs(want);
         ::setenv("XGPU_AUTOTUNE", "on", 1);
         dg::DeviceMaxwell tuned(ctx, d, {precision});
-        const int npw = tuned.nodes_per_item(), vepb = tuned.volume_elements_per_group();
-        INFO("tuned: " << npw << " nodes per work-item, " << vepb << " elements per volume group");
-        CHECK((npw >= 1 && npw <= d.ref.np));
-        CHECK(vepb >= 1);
+        const auto t = tuned.volume_shape();
+        INFO("tuned: form " << t.form << ", " << t.npw << " nodes per work-item, " << t.vepb << " elements per group, "
+                            << t.vb << " batches");
+        CHECK((t.npw >= 1 && t.npw <= d.ref.np));
+        CHECK(t.vepb >= 1);
         tuned.set_state(q);
         tuned.rhs();
         CHECK(max_diff(tuned.rhs_values(), want) <= tol);
         // Cached: the database's entry, without timing anything.
         ::setenv("XGPU_AUTOTUNE", "cached", 1);
         dg::DeviceMaxwell again(ctx, d, {precision});
-        CHECK(again.nodes_per_item() == npw);
-        CHECK(again.volume_elements_per_group() == vepb);
-        CHECK(again.volume_batches() == tuned.volume_batches());
-        CHECK(again.volume_form() == tuned.volume_form());
-        CHECK(again.volume_elements_per_item() == tuned.volume_elements_per_item());
-        // Off: the measured default.
+        const auto a = again.volume_shape();
+        CHECK((a.form == t.form && a.npw == t.npw && a.vepb == t.vepb && a.vb == t.vb));
+        // Off: the default.
         ::setenv("XGPU_AUTOTUNE", "off", 1);
         dg::DeviceMaxwell plain(ctx, d, {precision});
         const auto shape = dg::default_volume_shape(4, ctx.device().type() == xgpu::DeviceType::cpu, precision == "f64",
-                                                    precision == "f64" ? dg::has_mma_f64(ctx.device().info())
-                                                                       : dg::has_mma_tf32(ctx.device().info()));
-        CHECK(plain.nodes_per_item() == shape.npw);
-        CHECK(plain.volume_batches() == shape.vb);
-        CHECK(plain.volume_form() == shape.vew);
+                                                    precision == "f64" && dg::has_mma_f64(ctx.device().info()));
+        CHECK(plain.volume_shape().form == shape.form);
+        CHECK(plain.volume_shape().npw == shape.npw);
+        CHECK(plain.volume_shape().vb == shape.vb);
     }
 }
 
@@ -317,6 +290,95 @@ TEST_CASE("dg: p-convergence: the error falls 10x per two orders until rounding"
             INFO("order " << order << ": " << a << ", order " << order + 2 << ": " << b);
             if (b < 1e-11) break; // rounding
             CHECK(a >= 10 * b);
+        }
+    }
+}
+
+TEST_CASE("dg: the tensor-core products of mma.kernel where the device has them", "[dg]") {
+    // One warp: each product of A (16 x 8) and B (8 x 8) that mma.kernel offers, from fragments
+    // loaded in the documented lane layout (lane 4g + t), added to C; small integers, so every
+    // sum is exact in any order. flags (zeroed by the host): which of the functions it defined.
+    static const char* body = R"(
+        XGPU_KERNEL void mma(XGPU_GLOBAL const double* a, XGPU_GLOBAL const double* b, XGPU_GLOBAL const double* c,
+                             XGPU_GLOBAL double* out, XGPU_GLOBAL int32_t* flags) {
+            const int lane = (int)XGPU_LOCAL_ID(0), g = lane / 4, t = lane % 4;
+            (void)a; (void)b; (void)c; (void)out; (void)flags; (void)g; (void)t;
+        #ifdef DG_HAS_MMA_F64
+            {
+                double d[2] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1]};
+                dg_mma_m8n8k4_f64(d, a[g * 8 + t], b[t * 8 + g]);
+                out[2 * lane] = d[0];
+                out[2 * lane + 1] = d[1];
+                if (lane == 0) flags[0] = 1;
+            }
+        #endif
+        #ifdef DG_HAS_MMA_F64_M16
+            {
+                double d[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
+                dg_mma_m16n8k4_f64(d, a[g * 8 + t], a[(g + 8) * 8 + t], b[t * 8 + g]);
+                for (int i = 0; i < 4; ++i) out[64 + 4 * lane + i] = d[i];
+                double e[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
+                dg_mma_m16n8k8_f64(e, a[g * 8 + t], a[(g + 8) * 8 + t], a[g * 8 + t + 4], a[(g + 8) * 8 + t + 4],
+                                     b[t * 8 + g], b[(t + 4) * 8 + g]);
+                for (int i = 0; i < 4; ++i) out[192 + 4 * lane + i] = e[i];
+                if (lane == 0) flags[1] = 1;
+            }
+        #endif
+        }
+    )";
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto& info = ctx.device().info();
+        if (!ctx.device().has_fp64()) continue; // the kernel takes doubles
+        auto q = ctx.queue();
+        std::vector<double> a(16 * 8), b(8 * 8), c(16 * 8);
+        for (auto* v : {&a, &b, &c}) {
+            *v = xgpu::test::random_vector<double>(v->size(), -8.0, 8.0);
+            for (auto& x : *v)
+                x = std::round(x);
+        }
+        auto da = ctx.alloc(a.size() * 8), db = ctx.alloc(b.size() * 8), dc = ctx.alloc(c.size() * 8),
+             dout = ctx.alloc(320 * 8), dflags = ctx.alloc(2 * 4);
+        q.write(da, a.data(), a.size() * 8);
+        q.write(db, b.data(), b.size() * 8);
+        q.write(dc, c.data(), c.size() * 8);
+        const std::int32_t zero[2] = {0, 0};
+        q.write(dflags, zero, sizeof zero);
+        ctx.compile(std::string(dg::kernel_file("mma.kernel")) + body)
+            .kernel("mma")
+            .launch(q, xgpu::Grid{32, 32}, da, db, dc, dout, dflags);
+        std::vector<double> out(320);
+        std::int32_t flags[2];
+        q.read(dout, out.data(), out.size() * 8);
+        q.read(dflags, flags, sizeof flags);
+        const unsigned cc = info.nv_compute_capability;
+        INFO(ctx.backend() << " " << ctx.device().name() << ", compute capability " << cc);
+        // Never offered where the device lacks them; offered where it has them, except that on
+        // CUDA they follow NVRTC's target, which is below the device where NVRTC does
+        // not know it (NVRTC 12 and later know compute capability 9.0).
+        const bool nvrtc12 =
+            ctx.backend() != "cuda" || std::atoi(info.compiler_version.c_str() + std::strlen("NVRTC ")) >= 12;
+        CHECK(flags[0] <= (cc >= 80 ? 1 : 0));
+        CHECK(flags[1] <= (cc >= 90 ? 1 : 0));
+        if (cc >= 80) CHECK(flags[0] == 1);
+        if (cc >= 90 && nvrtc12) CHECK(flags[1] == 1);
+        // D[i][j] = C[i][j] + sum over k < kk of A[i][k] B[k][j].
+        auto want = [&](int i, int j, int kk) {
+            double s = c[std::size_t(i * 8 + j)];
+            for (int k = 0; k < kk; ++k)
+                s += a[std::size_t(i * 8 + k)] * b[std::size_t(k * 8 + j)];
+            return s;
+        };
+        for (int lane = 0; lane < 32; ++lane) {
+            const int g = lane / 4, t = lane % 4;
+            if (flags[0])
+                for (int i = 0; i < 2; ++i)
+                    CHECK(out[std::size_t(2 * lane + i)] == want(g, 2 * t + i, 4));
+            if (flags[1])
+                for (int i = 0; i < 4; ++i) {
+                    const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+                    CHECK(out[std::size_t(64 + 4 * lane + i)] == want(row, col, 4));
+                    CHECK(out[std::size_t(192 + 4 * lane + i)] == want(row, col, 8));
+                }
         }
     }
 }

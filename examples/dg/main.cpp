@@ -4,9 +4,7 @@
 // exact standing wave is printed with the time per step and each kernel's throughput.
 //
 //   dg --order 4 --mesh 16 --final-time 1 --precision f64 --perturb 0.1 --mode 2 1 --vtk out/
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,11 +19,10 @@
 namespace {
 
 struct Settings {
-    int order = 4, mesh = 8, frames = 10, epb = 0, npw = 0, vepb = 0, vb = 0, vew = 0, epw = 0, sb = -1, sv = -1;
+    int order = 4, mesh = 8, frames = 10;
     double final_time = 1.0, perturb = 0.0, cfl = 1.0;
-    std::vector<int> mode{1, 1};
+    std::vector<int> mode{1, 1}, volume, surface;
     std::string precision = "f64", vtk;
-    bool local_matrices = false;
 };
 
 // Milliseconds per call of `launch`, from device events around `reps` calls after one warm-up.
@@ -65,43 +62,23 @@ int main(int argc, char** argv) try {
     app.add_option("--cfl", s.cfl, "a factor on the stable time step")
         ->check(CLI::Range(1e-6, 1.0))
         ->capture_default_str();
-    app.add_option("--elements-per-group", s.epb,
-                   "elements per work-group (0: about 32 work-items on CPUs; on GPUs 126-255 at N = 4-7, measured)")
-        ->check(CLI::Range(0, 4096));
-    app.add_option("--nodes-per-item", s.npw, "nodes per work-item in the volume kernel (0: the measured default)")
-        ->check(CLI::Range(0, 64));
-    app.add_option("--volume-elements-per-group", s.vepb,
-                   "elements per work-group in the volume kernel (0: about the surface group's work-items)")
-        ->check(CLI::Range(0, 4096));
-    app.add_option("--volume-batches", s.vb,
-                   "the volume kernel over this many batches of elements per work-group: matrix rows in "
-                   "registers (0: off; with --nodes-per-item 1 or 0), or forms 1, 3 and 4 with the next batch's "
-                   "fields loaded while one computes")
-        ->check(CLI::Range(0, 4096));
-    app.add_option("--volume-form", s.vew,
-                   "the volume kernel: 1 the matrices as constants in the source, an element per work-item (or split "
-                   "among up to 4 by --nodes-per-item), "
-                   "2 tiled (nodes per work-item x elements per work-item), 3 on the tensor cores (f64, NVIDIA compute "
-                   "capability 8.0+, either backend), 4 on the TF32 tensor cores, three products a product (f32, "
-                   "the same devices); 0: the others")
-        ->check(CLI::Range(0, 4));
-    app.add_option("--volume-elements-per-item", s.epw, "with --volume-form 2: elements per work-item (0: 2)")
-        ->check(CLI::Range(0, 64));
-    app.add_option("--surface-batches", s.sb,
-                   "the surface kernel with LIFT rows in registers, over this many batches of elements per "
-                   "work-group (0: off; default: the measured default where --elements-per-group is unset, else 0)")
-        ->check(CLI::Range(0, 4096));
-    app.add_option("--surface-vector", s.sv,
-                   "1: the surface kernel reads its face fluxes from local memory 16 bytes at a time, 0: a value "
-                   "at a time (default: the measured default where --elements-per-group is unset, else 0)")
-        ->check(CLI::Range(0, 1));
-    app.add_flag("--local-matrices", s.local_matrices, "stage Dr, Ds and LIFT in local memory");
+    app.add_option("--volume", s.volume,
+                   "the volume kernel's shape FORM NPW VEPB VB: form 0 (portable), 1 (matrices as constants, an "
+                   "element in ceil(NP / NPW) <= 4 parts) or 3 (f64 tensor cores, NVIDIA 8.0+), nodes per "
+                   "work-item or part, elements per group (0: the default), batches (form 3); default: the tuner's")
+        ->expected(4);
+    app.add_option("--surface", s.surface,
+                   "the surface kernel's shape EPB SB SV: elements per group, batches with LIFT rows in registers "
+                   "(0: none), fluxes read 16 bytes at a time (0 or 1)")
+        ->expected(3);
     CLI11_PARSE(app, argc, argv);
 
     const auto disc = dg::make_discretization(s.order, s.mesh, s.perturb);
     auto ctx = xgpu::Context::from_env();
-    dg::DeviceMaxwell op(ctx, disc,
-                         {s.precision, s.epb, s.local_matrices, s.npw, s.vepb, s.vb, s.vew, s.epw, s.sb, s.sv});
+    dg::DeviceOptions options{s.precision};
+    if (!s.volume.empty()) options.volume = dg::VolumeShape{s.volume[0], s.volume[1], s.volume[2], s.volume[3]};
+    if (!s.surface.empty()) options.surface = dg::SurfaceShape{s.surface[0], s.surface[1], s.surface[2]};
+    dg::DeviceMaxwell op(ctx, disc, options);
     const auto timing = dg::time_steps(disc, s.final_time, s.cfl);
     const double dt = timing.dt; // not a structured binding: lambdas below capture it
     const long steps = timing.steps;
@@ -115,31 +92,13 @@ int main(int argc, char** argv) try {
     std::printf("order       %d (%d nodes per element)\n", s.order, disc.ref.np);
     std::printf("elements    %d (mesh %d x %d, perturb %g)\n", disc.mesh.k, s.mesh, s.mesh, s.perturb);
     std::printf("dofs        %zu (3 fields x %zu nodes)\n", dofs, disc.nodes());
-    const std::string register_rows =
-        op.volume_form() == 1
-            ? " (matrices as constants, " +
-                  (op.nodes_per_item() >= disc.ref.np
-                       ? std::string("one work-item")
-                       : std::to_string((disc.ref.np + op.nodes_per_item() - 1) / op.nodes_per_item()) +
-                             " work-items") +
-                  " an element" +
-                  (op.volume_batches() ? ", " + std::to_string(op.volume_batches()) + " batches)" : std::string(")"))
-        : op.volume_form() == 2
-            ? " (tiled, " + std::to_string(op.volume_elements_per_item()) + " elements per work-item)"
-        : op.volume_form() >= 3 ? std::string(op.volume_form() == 4 ? " (TF32 tensor cores, " : " (tensor cores, ") +
-                                      std::to_string(op.volume_batches()) + " batches)"
-        : op.volume_batches() ? " (matrix rows in registers, " + std::to_string(op.volume_batches()) + " batches)"
-                              : "";
-    std::printf("precision   %s, %d elements (%d work-items) per group, volume %d nodes per work-item and %d elements "
-                "per group%s, matrices in %s memory%s\n",
-                s.precision.c_str(), op.elements_per_group(), op.elements_per_group() * disc.ref.np,
-                op.nodes_per_item(), op.volume_elements_per_group(), register_rows.c_str(),
-                s.local_matrices ? "local" : "global",
-                ((op.surface_batches()
-                      ? ", surface LIFT rows in registers over " + std::to_string(op.surface_batches()) + " batches"
-                      : std::string()) +
-                 (op.surface_vector() ? ", surface fluxes read 16 bytes at a time" : ""))
-                    .c_str());
+    const auto& v = op.volume_shape();
+    const auto& f = op.surface_shape();
+    const char* forms[] = {"portable", "matrices as constants", "", "tensor cores"};
+    std::printf("precision   %s, volume form %d (%s): %d nodes per work-item, %d elements per group, %d batches; "
+                "surface %d elements (%d work-items) per group, %d batches, vector %d\n",
+                s.precision.c_str(), v.form, forms[v.form], v.npw, v.vepb, v.vb, f.epb, f.epb * disc.ref.np, f.sb,
+                f.sv);
     std::printf("steps       %ld of dt = %.4e to t = %g (dt = cfl 2/3 min inradius min Gauss spacing)\n", steps, dt,
                 s.final_time);
 

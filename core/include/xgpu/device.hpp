@@ -50,8 +50,8 @@ struct DeviceInfo {
     unsigned simd_width = 1; // warp size on CUDA, preferred work-group multiple on OpenCL
     bool fp64 = false;
     // NVIDIA's compute capability as major * 10 + minor (90 on an H200): on CUDA, and on OpenCL
-    // where the driver has cl_nv_device_attribute_query; 0 otherwise. The dialect's NVIDIA-only
-    // functions (xgpu_mma_*_f64) follow it on both backends.
+    // where the driver has cl_nv_device_attribute_query; 0 otherwise. Kernels with inline PTX
+    // follow it on both backends (the OpenCL backend defines XGPU_NV_SM from it).
     unsigned nv_compute_capability = 0;
     // The dialect's XGPU_GROUP_TICKET: the last work-group of a launch to finish can see the
     // global writes of all the others (a reduction then combines its partials in one launch).
