@@ -998,3 +998,101 @@ TEST_CASE("an exception mid-solve reaches the caller and leaves the context usab
         }
     }
 }
+
+namespace {
+// A stand-in for an operator spread over `copies` processes that all hold the same rows: every
+// global sum is `copies` times this process's. The solve of block-diag(A, .., A) x = (b, .., b)
+// is then each block's solve of A x = b with the same scalars, so it must match the solve on one
+// process, iteration for iteration; a dot product the solver failed to sum would not.
+struct MirrorSum final : GlobalSum {
+    int copies = 2;
+    std::string refusal; // what another process refuses with
+    mutable int sums = 0, started = 0, agreements = 0;
+    mutable double* pending = nullptr;
+    mutable int pending_count = 0;
+    void sum(double* values, int count) const override {
+        ++sums;
+        for (int k = 0; k < count; ++k)
+            values[k] *= copies;
+    }
+    void start_sum(double* values, int count) const override {
+        ++started;
+        pending = values;
+        pending_count = count;
+    }
+    void finish_sum() const override {
+        for (int k = 0; k < pending_count; ++k)
+            pending[k] *= copies;
+        pending = nullptr;
+    }
+    std::string agree(const std::string& error) const override {
+        ++agreements;
+        return error.empty() ? refusal : error;
+    }
+    int processes() const override { return copies; }
+};
+struct MirroredOperator {
+    const Csr<double>* a;
+    const MirrorSum* global;
+    std::int64_t rows() const { return a->rows(); }
+    std::int64_t cols() const { return a->cols(); }
+    void apply(const Array<double>& x, Array<double>& y) const { a->apply(x, y); }
+    void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const {
+        a->apply(alpha, x, beta, y);
+    }
+    const GlobalSum* global_sum() const { return global; }
+};
+} // namespace
+
+TEST_CASE("over several processes every dot product is summed across them", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto [h, a, hb, b] = diffusion_system(ctx, 12);
+        for (const bool jacobi : {false, true}) {
+            for (const Method method : methods) {
+                INFO(name(method) << (jacobi ? " with Jacobi" : ""));
+                SolverOptions<double> o;
+                o.check_interval = 1 + int(test::rng()() % 4);
+                if (jacobi) o.preconditioner = Jacobi<double>(a);
+                Array<double> x1, x2;
+                const SolverReport one = solve(method, a, b, x1, o);
+                MirrorSum sum;
+                const SolverReport spread = solve(method, MirroredOperator{&a, &sum}, b, x2, o);
+                CHECK(one.converged());
+                CHECK(spread.converged());
+                CHECK(spread.iterations == one.iterations);
+                CHECK(sum.agreements == 1);
+                CHECK(sum.sums + sum.started >= spread.iterations);
+                if (method == Method::ghysels_vanroose) CHECK(sum.started >= spread.iterations);
+                CHECK(std::abs(spread.relative_residual - one.relative_residual) <= 1e-6 * one.relative_residual);
+                const auto v1 = x1.get(), v2 = x2.get();
+                double diff = 0, scale = 0;
+                for (std::size_t i = 0; i < v1.size(); ++i) {
+                    diff = std::max(diff, std::abs(v1[i] - v2[i]));
+                    scale = std::max(scale, std::abs(v1[i]));
+                }
+                CHECK(diff <= 1e-9 * scale);
+                CHECK(host_relative_residual(h, hb, v2) <= 1e-8 * (1 + 1e-6));
+            }
+        }
+    }
+}
+
+TEST_CASE("over several processes a refusal on one is a refusal on all, before any launch", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const auto [h, a, hb, b] = diffusion_system(ctx, 4);
+        MirrorSum sum;
+        sum.refusal = "Ixgpu: cg: b has 3 elements, the operator 4 rows (on process 1)";
+        const MirroredOperator op{&a, &sum};
+        for (const Method method : methods) {
+            INFO(name(method));
+            Array<double> x;
+            const std::uint64_t before = ctx.launch_count();
+            CHECK_THROWS_WITH(solve(method, op, b, x, {}),
+                              "xgpu: cg: b has 3 elements, the operator 4 rows (on process 1)");
+            CHECK(ctx.launch_count() == before);
+        }
+        sum.refusal = "Sxgpu: cg: x has 5 elements, the operator 4 columns";
+        Array<double> x;
+        CHECK_THROWS_AS(solve(Method::classic, op, b, x, {}), ShapeError);
+    }
+}
