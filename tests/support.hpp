@@ -1,7 +1,11 @@
 // Test support: the contexts every backend-neutral test runs on, and fresh random inputs.
 #pragma once
 
+#include <cstdlib>
+#include <filesystem>
 #include <random>
+#include <string>
+#include <system_error>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -29,6 +33,29 @@ template <class T> std::vector<T> random_vector(std::size_t n, T lo, T hi) {
     }
     return v;
 }
+
+// A fresh private directory, named `prefix` and a random number, set as XGPU_CACHE_DIR (the
+// compile cache and tuning database) while the object lives, XGPU_CACHE unset.
+struct TempCacheDir {
+    std::filesystem::path dir;
+    explicit TempCacheDir(const std::string& prefix) {
+        namespace fs = std::filesystem;
+        dir = fs::temp_directory_path() / (prefix + std::to_string(rng()()));
+        fs::remove_all(dir);
+        fs::create_directory(dir);
+        fs::permissions(dir, fs::perms::owner_all);
+        ::setenv("XGPU_CACHE_DIR", dir.c_str(), 1);
+        ::unsetenv("XGPU_CACHE");
+    }
+    ~TempCacheDir() {
+        std::error_code ec;
+        std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+        std::filesystem::remove_all(dir, ec);
+        ::unsetenv("XGPU_CACHE_DIR");
+    }
+    TempCacheDir(const TempCacheDir&) = delete;
+    TempCacheDir& operator=(const TempCacheDir&) = delete;
+};
 
 } // namespace xgpu::test
 

@@ -20,19 +20,8 @@ using Catch::Matchers::Contains;
 namespace {
 
 // A fresh cache directory for one test, set as XGPU_CACHE_DIR while the object lives.
-struct TempCache {
-    fs::path dir;
-    TempCache() {
-        dir = fs::temp_directory_path() / ("xgpu-test-cache-" + std::to_string(test::rng()()));
-        fs::remove_all(dir);
-        ::setenv("XGPU_CACHE_DIR", dir.c_str(), 1);
-        ::unsetenv("XGPU_CACHE");
-    }
-    ~TempCache() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-        ::unsetenv("XGPU_CACHE_DIR");
-    }
+struct TempCache : test::TempCacheDir {
+    TempCache() : TempCacheDir("xgpu-test-cache-") {}
     std::vector<fs::path> entries() const {
         std::vector<fs::path> out;
         if (fs::exists(dir))

@@ -28,25 +28,12 @@ namespace {
 
 // A fresh private cache directory, set as XGPU_CACHE_DIR while the object lives, with the tuning
 // database's memory forgotten on both ends.
-struct TempCache {
-    fs::path dir;
-    TempCache() {
-        dir = fs::temp_directory_path() / ("xgpu-test-hostile-" + std::to_string(test::rng()()));
-        fs::remove_all(dir);
-        fs::create_directory(dir);
-        fs::permissions(dir, fs::perms::owner_all);
-        ::setenv("XGPU_CACHE_DIR", dir.c_str(), 1);
-        ::unsetenv("XGPU_CACHE");
+struct TempCache : test::TempCacheDir {
+    TempCache() : TempCacheDir("xgpu-test-hostile-") {
         ::unsetenv("XGPU_AUTOTUNE");
         tune::detail::reset();
     }
-    ~TempCache() {
-        std::error_code ec;
-        fs::permissions(dir, fs::perms::owner_all, ec);
-        fs::remove_all(dir, ec);
-        ::unsetenv("XGPU_CACHE_DIR");
-        tune::detail::reset();
-    }
+    ~TempCache() { tune::detail::reset(); }
     fs::path database() const { return dir / "tuning.json"; }
 };
 
