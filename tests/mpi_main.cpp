@@ -1,4 +1,4 @@
-// The Catch2 main of the tests that run under mpiexec: MPI is initialized around the session, and
+// The Catch2 main of the tests that run under mpiexec: MPI is initialized around the Catch2 run, and
 // the process fails when any rank failed (so a check that fails on one rank alone still fails the
 // run, whatever mpiexec makes of mixed exit codes).
 #define CATCH_CONFIG_RUNNER
