@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# MPI (and METIS, which the distributed layer's partitioner takes as a shared library) for the
+# distributed layer, xgpu::distributed.
 packages=(cmake g++ make pkg-config ccache ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 libfmt-dev
-          libcli11-dev nlohmann-json3-dev)
+          libcli11-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin libmetis-dev)
 scripts/ensure-packages.sh "${packages[@]}"
 
 # ccache lets the consumer test's add_subdirectory build reuse this build's objects.

@@ -124,6 +124,7 @@ public:
     struct Mapped {};
     Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, Mapped);
     ~Buffer() override;
+    std::uint64_t device_address() const override { return std::uint64_t(pointer); }
     CUdeviceptr pointer = 0; // 0 for a zero-byte buffer
 };
 

@@ -8,4 +8,8 @@ std::size_t Buffer::size() const {
     return impl_ ? impl_->size : 0;
 }
 
+std::uint64_t Buffer::device_address() const {
+    return impl_ ? impl_->device_address() : 0;
+}
+
 } // namespace xgpu

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace xgpu {
@@ -17,6 +18,10 @@ public:
 
     // Size in bytes (0 for an empty handle).
     std::size_t size() const;
+    // The memory's address in the device's address space where the backend has one (CUDA's
+    // CUdeviceptr), else 0 (OpenCL buffers are opaque objects, as is an empty handle): what a
+    // library that takes device pointers, such as a CUDA-aware MPI, is handed.
+    std::uint64_t device_address() const;
 
     explicit operator bool() const { return impl_ != nullptr; }
     friend bool operator==(const Buffer& a, const Buffer& b) { return a.impl_ == b.impl_; }

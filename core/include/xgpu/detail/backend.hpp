@@ -58,6 +58,8 @@ public:
     QueueUse use; // kept by the neutral layer
     // Memory from ContextImpl::alloc_mapped: the same bytes as the host sees them; else null.
     void* host = nullptr;
+    // The address in the device's address space, where the backend's buffers have one (Buffer::device_address).
+    virtual std::uint64_t device_address() const { return 0; }
 };
 
 // Notes that `queue` is about to enqueue work on `buffer` (every transfer, fill and launch calls

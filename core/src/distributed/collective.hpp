@@ -1,0 +1,48 @@
+// What the distributed layer's sources share: the ranks' agreement on an error, MPI's datatypes
+// for the element types, and the checks on MPI's int counts.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <string>
+
+#include "xgpu/distributed.hpp"
+
+namespace xgpu::distributed::detail {
+
+// Every rank calls it with its own outcome (null: fine). Returns where every rank is fine; else
+// throws, on every rank, the error of the lowest rank that had one: an exception of its kind
+// (ShapeError, InvalidArgument, else Error) with its message and " (rank R of N)" after it.
+void agree(const Communicator& comm, const std::exception_ptr& local);
+
+// Runs f() on this rank, then agree()s on whether it threw.
+template <class F> void collectively(const Communicator& comm, F&& f) {
+    std::exception_ptr error;
+    try {
+        f();
+    } catch (...) {
+        error = std::current_exception();
+    }
+    agree(comm, error);
+}
+
+// Throws Error naming the MPI call when it did not return MPI_SUCCESS (with MPI's default error
+// handler, MPI_ERRORS_ARE_FATAL, MPI aborts before this is reached).
+void check_mpi(int rc, const char* call);
+
+template <class T> MPI_Datatype mpi_type();
+template <> inline MPI_Datatype mpi_type<float>() {
+    return MPI_FLOAT;
+}
+template <> inline MPI_Datatype mpi_type<double>() {
+    return MPI_DOUBLE;
+}
+template <> inline MPI_Datatype mpi_type<std::int64_t>() {
+    return MPI_INT64_T;
+}
+
+// An element count as MPI's int, or InvalidArgument naming what does not fit.
+int mpi_count(std::int64_t n, const char* what);
+
+} // namespace xgpu::distributed::detail

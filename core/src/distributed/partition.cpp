@@ -1,0 +1,159 @@
+// Row partitions of a distributed matrix: contiguous rows balanced by entries, and METIS.
+#include "collective.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#ifdef XGPU_HAVE_METIS
+#include <metis.h>
+#endif
+
+namespace xgpu::distributed {
+
+const char* name(Partitioning p) {
+    switch (p) {
+    case Partitioning::balanced: return "balanced";
+    case Partitioning::metis: return "metis";
+    }
+    return "?";
+}
+
+bool have_metis() {
+#ifdef XGPU_HAVE_METIS
+    return true;
+#else
+    return false;
+#endif
+}
+
+int RowPartition::owner(std::int64_t row) const {
+    return int(std::upper_bound(offsets.begin(), offsets.end(), row) - offsets.begin()) - 1;
+}
+
+namespace {
+
+void check_ranks(std::int64_t rows, int ranks) {
+    if (ranks < 1) throw InvalidArgument(fmt::format("xgpu: distributed: a partition into {} ranks", ranks));
+    if (rows < ranks)
+        throw InvalidArgument(fmt::format("xgpu: distributed: {} ranks for a matrix of {} rows: the automatic "
+                                          "partitions give every rank at least one row (Options::row_offsets may "
+                                          "leave ranks empty)",
+                                          ranks, rows));
+}
+
+} // namespace
+
+RowPartition balanced_partition(std::span<const std::int64_t> row_lengths, int ranks) {
+    const auto n = std::int64_t(row_lengths.size());
+    check_ranks(n, ranks);
+    // prefix[k]: the weight of rows 0 .. k-1, each row weighing its entries plus one.
+    std::vector<std::int64_t> prefix(std::size_t(n) + 1, 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (row_lengths[std::size_t(i)] < 0)
+            throw InvalidArgument(
+                fmt::format("xgpu: distributed: row {} has length {}", i, row_lengths[std::size_t(i)]));
+        prefix[std::size_t(i) + 1] = prefix[std::size_t(i)] + row_lengths[std::size_t(i)] + 1;
+    }
+    RowPartition p;
+    p.offsets.assign(std::size_t(ranks) + 1, 0);
+    p.offsets.back() = n;
+    for (int r = 1; r < ranks; ++r) {
+        // The boundary whose weight before it is nearest r/ranks of the total, kept such that every
+        // rank before and after it still gets a row.
+        const double target = double(prefix.back()) * double(r) / double(ranks);
+        auto k = std::int64_t(std::lower_bound(prefix.begin(), prefix.end(), target) - prefix.begin());
+        if (k > 0 && target - double(prefix[std::size_t(k) - 1]) < double(prefix[std::size_t(k)]) - target) --k;
+        p.offsets[std::size_t(r)] = std::clamp(k, p.offsets[std::size_t(r) - 1] + 1, n - (ranks - r));
+    }
+    return p;
+}
+
+template <Real T, sparse::Index I> RowPartition metis_partition(const sparse::HostCsr<T, I>& a, int ranks) {
+#ifndef XGPU_HAVE_METIS
+    (void)a;
+    (void)ranks;
+    throw InvalidArgument("xgpu: distributed: the metis partitioning was asked for, but this build of xgpu's "
+                          "distributed layer has no METIS (configure where libmetis-dev is installed)");
+#else
+    if (a.rows != a.cols)
+        throw InvalidArgument(
+            fmt::format("xgpu: distributed: a row partition needs a square matrix, not {} x {}", a.rows, a.cols));
+    a.validate();
+    const std::int64_t n = a.rows;
+    check_ranks(n, ranks);
+    RowPartition p;
+    p.offsets = {0, n};
+    if (ranks == 1) return p;
+    // The graph of A + A^T without the diagonal: every off-diagonal entry both ways, then each
+    // vertex's list sorted and made distinct.
+    std::vector<std::int64_t> degree(std::size_t(n) + 1, 0);
+    for (std::int64_t i = 0; i < n; ++i)
+        for (auto k = std::int64_t(a.row_ptr[std::size_t(i)]); k < std::int64_t(a.row_ptr[std::size_t(i) + 1]); ++k)
+            if (const auto j = std::int64_t(a.col_idx[std::size_t(k)]); j != i) {
+                ++degree[std::size_t(i) + 1];
+                ++degree[std::size_t(j) + 1];
+            }
+    std::partial_sum(degree.begin(), degree.end(), degree.begin());
+    std::vector<std::int64_t> fill(degree.begin(), degree.end() - 1), adj(std::size_t(degree.back()));
+    for (std::int64_t i = 0; i < n; ++i)
+        for (auto k = std::int64_t(a.row_ptr[std::size_t(i)]); k < std::int64_t(a.row_ptr[std::size_t(i) + 1]); ++k)
+            if (const auto j = std::int64_t(a.col_idx[std::size_t(k)]); j != i) {
+                adj[std::size_t(fill[std::size_t(i)]++)] = j;
+                adj[std::size_t(fill[std::size_t(j)]++)] = i;
+            }
+    constexpr auto top = std::int64_t(std::numeric_limits<idx_t>::max());
+    if (n > top || std::int64_t(adj.size()) > top)
+        throw InvalidArgument(fmt::format("xgpu: distributed: METIS: a graph of {} vertices and {} edges does not "
+                                          "fit this METIS's {}-bit indices",
+                                          n, adj.size() / 2, IDXTYPEWIDTH));
+    std::vector<idx_t> xadj{0}, adjncy, vwgt;
+    xadj.reserve(std::size_t(n) + 1);
+    adjncy.reserve(adj.size());
+    vwgt.reserve(std::size_t(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        auto b = adj.begin() + degree[std::size_t(i)], e = adj.begin() + degree[std::size_t(i) + 1];
+        std::sort(b, e);
+        e = std::unique(b, e);
+        adjncy.insert(adjncy.end(), b, e);
+        xadj.push_back(idx_t(adjncy.size()));
+        vwgt.push_back(
+            idx_t(std::min<std::int64_t>(top, a.row_ptr[std::size_t(i) + 1] - a.row_ptr[std::size_t(i)] + 1)));
+    }
+    idx_t nvtxs = idx_t(n), ncon = 1, nparts = idx_t(ranks), cut = 0;
+    std::vector<idx_t> where(std::size_t(n), 0);
+    idx_t options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_NUMBERING] = 0;
+    options[METIS_OPTION_SEED] = 1; // deterministic: the same matrix gives the same partition
+    const int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, nullptr,
+                                       &nparts, nullptr, nullptr, options, &cut, where.data());
+    if (rc != METIS_OK)
+        throw Error(fmt::format("xgpu: distributed: METIS_PartGraphKway failed ({}) on a graph of {} vertices into {} "
+                                "parts",
+                                rc == METIS_ERROR_INPUT    ? "METIS_ERROR_INPUT"
+                                : rc == METIS_ERROR_MEMORY ? "METIS_ERROR_MEMORY"
+                                                           : "METIS_ERROR",
+                                n, ranks));
+    // Rank r's rows are those of part r, in their original order: a stable renumbering.
+    p.offsets.assign(std::size_t(ranks) + 1, 0);
+    for (auto w : where)
+        ++p.offsets[std::size_t(w) + 1];
+    std::partial_sum(p.offsets.begin(), p.offsets.end(), p.offsets.begin());
+    std::vector<std::int64_t> next(p.offsets.begin(), p.offsets.end() - 1);
+    p.permutation.resize(std::size_t(n));
+    for (std::int64_t i = 0; i < n; ++i)
+        p.permutation[std::size_t(i)] = next[std::size_t(where[std::size_t(i)])]++;
+    return p;
+#endif
+}
+
+#define XGPU_DISTRIBUTED_METIS(T, I) template RowPartition metis_partition(const sparse::HostCsr<T, I>&, int);
+XGPU_DISTRIBUTED_METIS(float, std::int32_t)
+XGPU_DISTRIBUTED_METIS(double, std::int32_t)
+XGPU_DISTRIBUTED_METIS(float, std::int64_t)
+XGPU_DISTRIBUTED_METIS(double, std::int64_t)
+#undef XGPU_DISTRIBUTED_METIS
+
+} // namespace xgpu::distributed

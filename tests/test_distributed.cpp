@@ -1,0 +1,495 @@
+// The distributed layer under mpiexec (1 to 4 ranks, tests/CMakeLists.txt): its products against
+// a plain loop over the global CSR on the host, in double, on random matrices (uniform and
+// power-law rows), Poisson, block-diagonal matrices (ranks without neighbours), uneven and
+// explicit partitions with empty ranks, METIS, and each factory; dot and norm; and the refusals,
+// each of which every rank must raise with the same message (a rank left waiting would hang the
+// run into its ctest timeout).
+#include <xgpu/distributed.hpp>
+#include <xgpu/reduction.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "support.hpp"
+
+using namespace xgpu;
+namespace dist = xgpu::distributed;
+using Host = sparse::HostCsr<double, std::int64_t>;
+
+namespace {
+
+const dist::Communicator& world() {
+    static const dist::Communicator comm;
+    return comm;
+}
+
+// What each rank tests on: its device (device_context) on each available backend, or on the one
+// the environment selects. The same list on every rank, so their collectives line up.
+const std::vector<Context>& rank_contexts() {
+    static const std::vector<Context>& all = *new std::vector<Context>([] {
+        std::vector<Context> out;
+        const char* backend = std::getenv("XGPU_BACKEND");
+        const char* device = std::getenv("XGPU_DEVICE");
+        if ((backend && *backend && std::string(backend) != "auto") || (device && *device)) {
+            out.push_back(dist::device_context(world()));
+        } else {
+            for (const auto& b : backends())
+                if (b.available && !b.devices.empty()) out.push_back(dist::device_context(world(), b.name));
+        }
+        if (out.empty()) throw Error("no xgpu backend is available to test on");
+        return out;
+    }());
+    return all;
+}
+
+#define XGPU_FOR_EACH_RANK_CONTEXT(ctx)                                                                                \
+    for (const xgpu::Context& ctx : rank_contexts())                                                                   \
+    DYNAMIC_SECTION(ctx.backend() << ": " << ctx.device().name())
+
+// A seed drawn on rank 0 (from the suite's printed seed) and shared, so that every rank makes the
+// same global matrix.
+std::uint64_t shared_seed() {
+    std::uint64_t seed = world().rank() == 0 ? test::rng()() : 0;
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    return seed;
+}
+
+// n x n with the given row lengths (plus the diagonal), random columns and values in [-1, 1).
+Host random_matrix(std::int64_t n, const std::vector<std::int64_t>& lengths, std::mt19937_64& g) {
+    std::uniform_int_distribution<std::int64_t> column(0, n - 1);
+    std::uniform_real_distribution<double> value(-1, 1);
+    std::vector<std::int64_t> r, c;
+    std::vector<double> v;
+    for (std::int64_t i = 0; i < n; ++i) {
+        r.push_back(i);
+        c.push_back(i);
+        v.push_back(4.0);
+        for (std::int64_t k = 0; k < lengths[std::size_t(i)]; ++k) {
+            r.push_back(i);
+            c.push_back(column(g));
+            v.push_back(value(g));
+        }
+    }
+    return sparse::from_coo<double, std::int64_t>(n, n, r, c, v);
+}
+
+Host uniform_rows(std::int64_t n, std::mt19937_64& g) {
+    std::uniform_int_distribution<std::int64_t> len(0, 6);
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(n));
+    for (auto& l : lengths)
+        l = len(g);
+    return random_matrix(n, lengths, g);
+}
+
+// Pareto-distributed row lengths: most rows short, a few as long as the matrix is wide.
+Host power_law_rows(std::int64_t n, std::mt19937_64& g) {
+    std::uniform_real_distribution<double> u(1e-6, 1);
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(n));
+    for (auto& l : lengths)
+        l = std::min<std::int64_t>(n, std::int64_t(std::pow(u(g), -1.0 / 1.2)));
+    return random_matrix(n, lengths, g);
+}
+
+// The negative Laplacian of an nx x ny x nz grid, as the distributed generators make it.
+Host poisson(std::int64_t nx, std::int64_t ny, std::int64_t nz, double diagonal) {
+    std::vector<std::int64_t> r, c;
+    std::vector<double> v;
+    const std::int64_t n = nx * ny * nz;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t x = i % nx, y = i / nx % ny, z = i / (nx * ny);
+        auto put = [&](std::int64_t j, double w) {
+            r.push_back(i);
+            c.push_back(j);
+            v.push_back(w);
+        };
+        put(i, diagonal);
+        if (x > 0) put(i - 1, -1);
+        if (x + 1 < nx) put(i + 1, -1);
+        if (y > 0) put(i - nx, -1);
+        if (y + 1 < ny) put(i + nx, -1);
+        if (z > 0) put(i - nx * ny, -1);
+        if (z + 1 < nz) put(i + nx * ny, -1);
+    }
+    return sparse::from_coo<double, std::int64_t>(n, n, r, c, v);
+}
+
+template <class T> sparse::HostCsr<T, std::int64_t> as(const Host& a) {
+    sparse::HostCsr<T, std::int64_t> b;
+    b.rows = a.rows;
+    b.cols = a.cols;
+    b.row_ptr = a.row_ptr;
+    b.col_idx = a.col_idx;
+    b.values.assign(a.values.begin(), a.values.end());
+    return b;
+}
+
+// Rows first .. last of a, columns kept global: what one rank holds for the constructor.
+template <class T, class I> sparse::HostCsr<T, I> slice(const Host& a, std::int64_t first, std::int64_t last) {
+    sparse::HostCsr<T, I> s;
+    s.rows = last - first;
+    s.cols = a.cols;
+    s.row_ptr.assign(1, 0);
+    for (std::int64_t i = first; i < last; ++i) {
+        for (auto k = a.row_ptr[std::size_t(i)]; k < a.row_ptr[std::size_t(i) + 1]; ++k) {
+            s.col_idx.push_back(I(a.col_idx[std::size_t(k)]));
+            s.values.push_back(T(a.values[std::size_t(k)]));
+        }
+        s.row_ptr.push_back(I(s.col_idx.size()));
+    }
+    return s;
+}
+
+// Row offsets cut at random, with ranks left empty: rank 0 always, where there are several.
+std::vector<std::int64_t> uneven_offsets(std::int64_t n, int ranks, std::mt19937_64& g) {
+    std::uniform_int_distribution<std::int64_t> cut(0, n);
+    std::vector<std::int64_t> o{0};
+    for (int r = 1; r < ranks; ++r)
+        o.push_back(cut(g));
+    o.push_back(n);
+    std::sort(o.begin(), o.end());
+    if (ranks > 1) o[1] = 0;
+    return o;
+}
+
+// alpha*A*x + beta*y in double, the plain loop.
+std::vector<double> host_product(const Host& a, const std::vector<double>& x, double alpha, double beta,
+                                 const std::vector<double>& y) {
+    std::vector<double> out(std::size_t(a.rows));
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+        double s = 0;
+        for (auto k = a.row_ptr[std::size_t(i)]; k < a.row_ptr[std::size_t(i) + 1]; ++k)
+            s += a.values[std::size_t(k)] * x[std::size_t(a.col_idx[std::size_t(k)])];
+        out[std::size_t(i)] = alpha * s + beta * y[std::size_t(i)];
+    }
+    return out;
+}
+
+// The distributed product against the host's, the vectors scattered from rank 0 and gathered
+// back: y = 1.5*A*x - 0.5*y, then y = A*x (beta 0 must not read y).
+template <class T> void check_product(const dist::Matrix<T>& m, const Host& a, std::mt19937_64& g, const char* what) {
+    INFO(what << " (" << a.rows << " rows, " << a.nnz() << " entries, rank " << world().rank() << " of "
+              << world().size() << ")");
+    const auto n = std::size_t(a.rows);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> x(n), y(n);
+    for (auto& e : x)
+        e = double(T(u(g)));
+    for (auto& e : y)
+        e = double(T(u(g)));
+    const std::vector<T> xt(x.begin(), x.end()), yt(y.begin(), y.end());
+    const Array<T> dx = m.scatter(xt);
+    Array<T> dy = m.scatter(yt);
+    CHECK(std::int64_t(dx.size()) == m.rows());
+    m.apply(T(1.5), dx, T(-0.5), dy);
+    const std::vector<T> got = m.gather(dy);
+    const auto want = host_product(a, x, 1.5, -0.5, y);
+    // float: each entry's rounding, relative to the row's magnitudes.
+    const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        double scale = std::abs(y[i]);
+        for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+            scale += std::abs(a.values[std::size_t(k)] * x[std::size_t(a.col_idx[std::size_t(k)])]);
+        if (!(std::abs(double(got[i]) - want[i]) <= tol * (1 + scale))) ++bad;
+    }
+    CHECK(bad == 0);
+    if (m.rows() > 0) dy.fill(std::numeric_limits<T>::quiet_NaN());
+    m.apply(dx, dy);
+    const std::vector<T> got0 = m.gather(dy, 0);
+    if (world().rank() == 0) {
+        const auto want0 = host_product(a, x, 1.0, 0.0, y);
+        bad = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            if (!(std::abs(double(got0[i]) - want0[i]) <= tol * (1 + std::abs(want0[i]) + 8))) ++bad;
+        CHECK(bad == 0);
+    } else {
+        CHECK(got0.empty());
+    }
+    // The halo's counters: what this rank sends is what its neighbours receive, over all ranks.
+    const auto h = m.halo();
+    CHECK(h.messages_sent == int(m.sends_to().size()));
+    CHECK(h.messages_received == int(m.receives_from().size()));
+    CHECK(h.bytes_received == m.ghosts() * std::int64_t(sizeof(T)));
+    CHECK(h.products == 2);
+    std::int64_t sums[2] = {h.bytes_sent, h.bytes_received};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sums[0] == sums[1]);
+    std::int64_t entries = std::int64_t(m.diagonal_nnz() + m.offdiagonal_nnz());
+    MPI_Allreduce(MPI_IN_PLACE, &entries, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(entries == std::int64_t(a.nnz()));
+}
+
+// Every way to build the matrix from a global one, checked against it.
+template <class T> void check_all_ways(const Context& ctx, const Host& a, std::mt19937_64& g, const char* what) {
+    const auto& comm = world();
+    const int size = comm.size(), rank = comm.rank();
+    const auto at = as<T>(a);
+    // The whole matrix on rank 0, the balanced partition; on the last rank, 32-bit indices.
+    check_product(dist::Matrix<T>::from_global(ctx, comm, at, 0), a, g, what);
+    {
+        sparse::HostCsr<T, std::int32_t> narrow;
+        if (rank == size - 1) narrow = slice<T, std::int32_t>(a, 0, a.rows);
+        check_product(dist::Matrix<T>::from_global(ctx, comm, narrow, size - 1), a, g, what);
+    }
+    // Each rank's rows, in the balanced partition's ranges and in uneven ones with empty ranks.
+    std::vector<std::int64_t> lengths;
+    for (std::int64_t i = 0; i < a.rows; ++i)
+        lengths.push_back(a.row_ptr[std::size_t(i) + 1] - a.row_ptr[std::size_t(i)]);
+    const auto balanced = dist::balanced_partition(lengths, size);
+    check_product(dist::Matrix<T>(ctx, comm, a.rows, a.cols,
+                                  slice<T, std::int64_t>(a, balanced.offsets[std::size_t(rank)],
+                                                         balanced.offsets[std::size_t(rank) + 1])),
+                  a, g, what);
+    dist::Options uneven;
+    uneven.row_offsets = uneven_offsets(a.rows, size, g);
+    check_product(dist::Matrix<T>(ctx, comm, a.rows, a.cols,
+                                  slice<T, std::int32_t>(a, uneven.row_offsets[std::size_t(rank)],
+                                                         uneven.row_offsets[std::size_t(rank) + 1]),
+                                  uneven),
+                  a, g, what);
+    check_product(dist::Matrix<T>::from_global(ctx, comm, at, 0, uneven), a, g, what);
+    if (dist::have_metis()) {
+        dist::Options metis;
+        metis.partitioning = dist::Partitioning::metis;
+        const auto m = dist::Matrix<T>::from_global(ctx, comm, at, 0, metis);
+        CHECK(m.partition().permutation.size() == (size > 1 ? std::size_t(a.rows) : 0));
+        check_product(m, a, g, what);
+    }
+}
+
+void check_both_types(const Context& ctx, const Host& a, std::mt19937_64& g, const char* what) {
+    check_all_ways<double>(ctx, a, g, what);
+    check_all_ways<float>(ctx, a, g, what);
+}
+
+// Runs f, expecting every rank to refuse it with the same message, containing `contains`.
+template <class F> void refused_alike(F&& f, const std::string& contains) {
+    std::string message = "(nothing thrown)";
+    try {
+        f();
+    } catch (const Error& e) {
+        message = e.what();
+    }
+    INFO("rank " << world().rank() << ": " << message);
+    CHECK(message.find(contains) != std::string::npos);
+    int length = int(message.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::string first(std::size_t(length), ' ');
+    if (world().rank() == 0) first = message;
+    MPI_Bcast(first.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    CHECK(message == first);
+}
+
+} // namespace
+
+TEST_CASE("the communicator and the ranks' devices", "[distributed]") {
+    const auto& comm = world();
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(comm.size() == size);
+    CHECK(comm.local_size() >= 1);
+    CHECK(comm.local_rank() < comm.local_size());
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        const auto m = dist::Matrix<double>::poisson2d(ctx, comm, 5, 4);
+        const GlobalSum* s = m.global_sum();
+        REQUIRE(s);
+        CHECK(s->processes() == size);
+        double v[2] = {1.0, double(comm.rank())};
+        s->sum(v, 2);
+        CHECK(v[0] == size);
+        CHECK(v[1] == size * (size - 1) / 2);
+        double w = 2.0;
+        s->start_sum(&w, 1);
+        s->finish_sum();
+        CHECK(w == 2.0 * size);
+        CHECK(s->all(true));
+        CHECK_FALSE(s->all(comm.rank() != size - 1));
+    }
+}
+
+TEST_CASE("the distributed matrix is a distributed linear operator", "[distributed]") {
+    STATIC_REQUIRE(LinearOperator<dist::Matrix<double>, double>);
+    STATIC_REQUIRE(LinearOperator<dist::Matrix<float>, float>);
+    STATIC_REQUIRE(TrafficOperator<dist::Matrix<double>>);
+    STATIC_REQUIRE(DistributedOperator<dist::Matrix<double>>);
+}
+
+TEST_CASE("balanced partitions", "[distributed]") {
+    const std::vector<std::int64_t> lengths{10, 0, 0, 0, 0, 0, 0, 0, 0, 10};
+    const auto p = dist::balanced_partition(lengths, 2);
+    CHECK(p.offsets == std::vector<std::int64_t>{0, 5, 10});
+    const auto q = dist::balanced_partition(lengths, 10); // as many ranks as rows: one each
+    for (int r = 0; r < 10; ++r)
+        CHECK(q.rows(r) == 1);
+    const std::vector<std::int64_t> heavy{100, 1, 1, 1};
+    CHECK(dist::balanced_partition(heavy, 2).offsets == std::vector<std::int64_t>{0, 1, 4});
+    CHECK(dist::balanced_partition(heavy, 3).offsets == std::vector<std::int64_t>{0, 1, 2, 4});
+    CHECK_THROWS_AS(dist::balanced_partition(heavy, 5), InvalidArgument);
+    dist::RowPartition e;
+    e.offsets = {0, 3, 3, 7};
+    CHECK(e.owner(0) == 0);
+    CHECK(e.owner(3) == 2); // rank 1 is empty
+    CHECK(e.owner(6) == 2);
+}
+
+TEST_CASE("distributed SpMV equals the host product on random matrices", "[distributed]") {
+    std::mt19937_64 g(shared_seed());
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        check_both_types(ctx, uniform_rows(150, g), g, "uniform random rows");
+        check_both_types(ctx, power_law_rows(200, g), g, "power-law rows");
+        check_both_types(ctx, uniform_rows(7, g), g, "7 rows");
+    }
+}
+
+TEST_CASE("ranks without neighbours: a block-diagonal matrix", "[distributed]") {
+    std::mt19937_64 g(shared_seed());
+    const auto& comm = world();
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        // One dense-ish block per rank, on the rank's rows: no ghosts, no messages.
+        dist::Options o;
+        o.row_offsets = uneven_offsets(60, comm.size(), g);
+        std::vector<std::int64_t> r, c;
+        std::vector<double> v;
+        std::uniform_real_distribution<double> u(-1, 1);
+        for (int q = 0; q < comm.size(); ++q)
+            for (auto i = o.row_offsets[std::size_t(q)]; i < o.row_offsets[std::size_t(q) + 1]; ++i)
+                for (auto j = o.row_offsets[std::size_t(q)]; j < o.row_offsets[std::size_t(q) + 1]; ++j)
+                    if (i == j || u(g) < 0) {
+                        r.push_back(i);
+                        c.push_back(j);
+                        v.push_back(u(g));
+                    }
+        const auto a = sparse::from_coo<double, std::int64_t>(60, 60, r, c, v);
+        const auto m = dist::Matrix<double>::from_global(ctx, comm, a, 0, o);
+        CHECK(m.ghosts() == 0);
+        CHECK(m.offdiagonal_nnz() == 0);
+        CHECK(m.sends_to().empty());
+        CHECK(m.receives_from().empty());
+        CHECK(m.halo().messages_sent == 0);
+        check_product(m, a, g, "block-diagonal");
+    }
+}
+
+TEST_CASE("the Poisson generators, sliced by rows", "[distributed]") {
+    std::mt19937_64 g(shared_seed());
+    const auto& comm = world();
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        check_product(dist::Matrix<double>::poisson2d(ctx, comm, 13, 9), poisson(13, 9, 1, 4), g, "Poisson 2-D");
+        check_product(dist::Matrix<float>::poisson3d(ctx, comm, 5, 4, 6), poisson(5, 4, 6, 6), g, "Poisson 3-D");
+        dist::Options o;
+        o.row_offsets = uneven_offsets(5 * 4 * 3, comm.size(), g);
+        check_product(dist::Matrix<double>::poisson3d(ctx, comm, 5, 4, 3, o), poisson(5, 4, 3, 6), g,
+                      "Poisson 3-D, uneven rows");
+        // A rank's neighbours in 2-D, balanced: at most the ranks before and after it.
+        const auto m = dist::Matrix<double>::poisson2d(ctx, comm, 16, 16);
+        CHECK(m.sends_to().size() <= 2);
+        CHECK(m.receives_from() == m.sends_to());
+        if (dist::have_metis()) {
+            dist::Options metis;
+            metis.partitioning = dist::Partitioning::metis;
+            check_product(dist::Matrix<double>::poisson2d(ctx, comm, 12, 10, metis), poisson(12, 10, 1, 4), g,
+                          "Poisson 2-D, METIS");
+        }
+    }
+}
+
+TEST_CASE("a Matrix Market file read once and scattered", "[distributed]") {
+    std::mt19937_64 g(shared_seed());
+    const auto& comm = world();
+    const auto a = power_law_rows(90, g);
+    // One file per run size: ctest may run the 1- to 4-rank runs side by side in one folder.
+    const std::string path = "distributed_" + std::to_string(comm.size()) + ".mtx";
+    if (comm.rank() == 0) sparse::write_matrix_market(path, a);
+    MPI_Barrier(MPI_COMM_WORLD);
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        check_product(dist::Matrix<double>::read_matrix_market(ctx, comm, path), a, g, "Matrix Market");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (comm.rank() == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("distributed dot and norm", "[distributed]") {
+    std::mt19937_64 g(shared_seed());
+    const auto& comm = world();
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        const auto a = uniform_rows(101, g);
+        dist::Options o;
+        o.row_offsets = uneven_offsets(101, comm.size(), g);
+        const auto m = dist::Matrix<double>::from_global(ctx, comm, a, 0, o);
+        std::uniform_real_distribution<double> u(-1, 1);
+        std::vector<double> x(101), y(101);
+        for (auto& e : x)
+            e = u(g);
+        for (auto& e : y)
+            e = u(g);
+        double d = 0, s = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            d += x[i] * y[i];
+            s += x[i] * x[i];
+        }
+        const auto dx = m.scatter(x), dy = m.scatter(y);
+        CHECK(std::abs(dist::dot(comm, dx, dy) - d) <= 1e-12 * (1 + std::abs(d)));
+        CHECK(std::abs(dist::norm(comm, dx) - std::sqrt(s)) <= 1e-12 * std::sqrt(s));
+        const auto fx = dx.astype<float>();
+        CHECK(std::abs(dist::norm(comm, fx) - std::sqrt(s)) <= 1e-5 * std::sqrt(s));
+    }
+}
+
+TEST_CASE("inconsistent input is refused on every rank alike", "[distributed]") {
+    const auto& comm = world();
+    const int size = comm.size(), rank = comm.rank();
+    const auto a = poisson(6, 5, 1, 4); // 30 rows
+    const auto mine = [&](const dist::RowPartition& p) {
+        return slice<double, std::int64_t>(a, p.offsets[std::size_t(rank)], p.offsets[std::size_t(rank) + 1]);
+    };
+    std::vector<std::int64_t> lengths(30, 5);
+    const auto balanced = dist::balanced_partition(lengths, size);
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        if (size > 1) {
+            refused_alike([&] { dist::Matrix<double>(ctx, comm, 30 + rank, 30 + rank, mine(balanced)); },
+                          "the ranks pass different matrix sizes");
+            refused_alike([&] { dist::Matrix<double>::poisson2d(ctx, comm, size - 1, 1); },
+                          std::to_string(size) + " ranks for a matrix of " + std::to_string(size - 1) + " rows");
+            const auto small = poisson(size - 1, 1, 1, 2);
+            refused_alike([&] { dist::Matrix<double>::from_global(ctx, comm, small, 0); }, " ranks for a matrix of ");
+            refused_alike([&] { dist::Matrix<double>::from_global(ctx, comm, a, rank == 0 ? 1 : 0); },
+                          "the ranks pass different root ranks");
+        }
+        // Rows that do not add up to the matrix, or do not match the given ranges.
+        {
+            auto short_by_one = mine(balanced);
+            if (rank == size - 1)
+                short_by_one = slice<double, std::int64_t>(a, balanced.offsets[std::size_t(rank)],
+                                                           balanced.offsets[std::size_t(rank) + 1] - 1);
+            refused_alike([&] { dist::Matrix<double>(ctx, comm, 30, 30, short_by_one); },
+                          "the ranks hold 29 rows together, not the matrix's 30");
+        }
+        {
+            dist::Options o;
+            o.row_offsets = balanced.offsets;
+            o.row_offsets[1] += 1;
+            if (size == 1) o.row_offsets.push_back(31);
+            refused_alike([&] { dist::Matrix<double>(ctx, comm, 30, 30, mine(balanced), o); },
+                          size == 1 ? "Options::row_offsets has 3 entries" : "rows, but Options::row_offsets give it");
+        }
+        // A bad CSR on the last rank alone: its message reaches every rank.
+        {
+            auto own = mine(balanced);
+            if (rank == size - 1) own.col_idx.back() = 30;
+            refused_alike([&] { dist::Matrix<double>(ctx, comm, 30, 30, own); },
+                          "is out of range for 30 columns (rank " + std::to_string(size - 1));
+        }
+        refused_alike([&] { dist::Matrix<double>(ctx, comm, 30, 31, mine(balanced)); }, "square");
+        refused_alike([&] { dist::Matrix<double>::read_matrix_market(ctx, comm, "no/such/matrix.mtx"); },
+                      "no/such/matrix.mtx");
+        if (ctx.backend() != "cuda") {
+            dist::Options o;
+            o.cuda_aware = true;
+            refused_alike([&] { dist::Matrix<double>::poisson2d(ctx, comm, 6, 5, o); }, "needs the CUDA backend");
+        }
+        // The ranks are still in step: a good matrix builds and multiplies.
+        std::mt19937_64 g(shared_seed());
+        check_product(dist::Matrix<double>::poisson2d(ctx, comm, 6, 5), a, g, "after the refusals");
+    }
+}
