@@ -7,6 +7,14 @@
 //
 // On a terminal a one-line progress display is redrawn at every check; XGPU_VERBOSE=1 prints a
 // line per check instead.
+//
+// Under an MPI launcher (where xgpu was built with its distributed layer) the rows are spread over
+// the ranks, one device each, and the same options apply:
+//
+//   mpiexec -n 4 poisson --2d 4096 [--partition balanced|metis] [--matrix file.mtx]
+//
+// Rank 0 prints the global figures, then each rank's share of the solve's time spent in the halo
+// exchange and in the sums across ranks.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -24,6 +32,9 @@
 #include <xgpu/reduction.hpp>
 #include <xgpu/solver.hpp>
 #include <xgpu/sparse.hpp>
+#ifdef XGPU_POISSON_MPI
+#include <xgpu/distributed.hpp>
+#endif
 
 using namespace xgpu;
 
@@ -87,9 +98,58 @@ bool verbose_from_env() {
     throw InvalidArgument("XGPU_VERBOSE='" + std::string(v) + "': use on/off, 1/0, true/false or yes/no");
 }
 
+// What differs where the rows are spread over ranks: a vector is made from the whole one in the
+// user's numbering (each rank's part of it), a norm is summed over the ranks, and rank 0 prints.
+template <class Op> std::size_t global_rows(const Op& a) {
+    return std::size_t(a.rows());
+}
+template <class Op> Array<double> part_of(const Context& ctx, const Op&, const std::vector<double>& v) {
+    return to_device(ctx, v);
+}
+template <class Op> double global_norm(const Op&, const Array<double>& v) {
+    return double(norm(v).get());
+}
+template <class Op> bool prints(const Op&) {
+    return true;
+}
+template <class Op> void print_shares(const Op&, const SolverReport&) {}
+#ifdef XGPU_POISSON_MPI
+namespace dist = xgpu::distributed;
+std::size_t global_rows(const dist::Matrix<double>& a) {
+    return std::size_t(a.global_rows());
+}
+Array<double> part_of(const Context&, const dist::Matrix<double>& a, const std::vector<double>& v) {
+    return a.scatter(v);
+}
+double global_norm(const dist::Matrix<double>& a, const Array<double>& v) {
+    return dist::norm(a.communicator(), v);
+}
+bool prints(const dist::Matrix<double>& a) {
+    return a.communicator().rank() == 0;
+}
+// Each rank's share of the last solve's time waiting in the halo exchange and in the sums.
+void print_shares(const dist::Matrix<double>& a, const SolverReport& r) {
+    const auto& comm = a.communicator();
+    const auto halo = a.halo();
+    const double mine[5] = {halo.seconds, a.reduction_seconds(), r.seconds, double(halo.bytes_sent),
+                            double(halo.messages_sent)};
+    std::vector<double> all(std::size_t(5 * comm.size()));
+    MPI_Gather(mine, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, comm.comm());
+    if (comm.rank() != 0) return;
+    for (int k = 0; k < comm.size(); ++k) {
+        const double* v = &all[std::size_t(5 * k)];
+        std::printf("rank %-3d          halo %5.1f%% (%.3f s; %.0f messages, %.1f KB a product), sums %5.1f%% (%.3f s) "
+                    "of %.3f s\n",
+                    k, v[2] > 0 ? 100 * v[0] / v[2] : 0.0, v[0], v[4], v[3] * 1e-3, v[2] > 0 ? 100 * v[1] / v[2] : 0.0,
+                    v[1], v[2]);
+    }
+}
+#endif
+
 struct Settings {
     std::optional<std::int64_t> n2, n3;
     std::string matrix, solver = "auto", precond = "none", format = "auto", fuse = "auto", try_formats = "auto";
+    std::string partition = "balanced";
     double tol = 1e-8;
     int check = 10, replace = 50, degree = 4;
     int repeat = 0; // timed solves after an untimed warm-up one (0: the one solve, timed)
@@ -99,12 +159,13 @@ struct Settings {
 
 template <class Op>
 int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, const std::string& format) {
-    const std::size_t n = std::size_t(a.rows());
+    const std::size_t n = std::size_t(a.rows()), rows = global_rows(a);
+    const bool out = prints(a);
     // The known solution: smooth plus a little of every frequency.
-    std::vector<double> xs(n);
-    for (std::size_t i = 0; i < n; ++i)
+    std::vector<double> xs(rows);
+    for (std::size_t i = 0; i < rows; ++i)
         xs[i] = 1.0 + std::sin(0.001 * double(i)) + 0.01 * std::sin(0.7 * double(i));
-    const Array<double> xstar = to_device(ctx, xs);
+    const Array<double> xstar = part_of(ctx, a, xs);
     Array<double> b = empty<double>(ctx, {n});
     a.apply(xstar, b);
 
@@ -113,18 +174,23 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     o.check_interval = s.check;
     o.replacement_interval = s.replace;
     o.max_iterations = s.max_iterations;
+    if constexpr (requires { a.global_rows(); }) { // rows over several ranks
+        if (s.precond == "poly")
+            throw InvalidArgument("--precond poly runs on one process (its eigenvalue estimate is not distributed)");
+        if (s.precond == "jacobi" && s.matrix.size())
+            throw InvalidArgument("--precond jacobi over several ranks takes --2d or --3d");
+    }
     if (s.precond == "jacobi") {
         if constexpr (requires { a.diagonal(); })
             o.preconditioner = Jacobi<double>(a.diagonal());
         else // the stencils: a constant diagonal
-            o.preconditioner =
-                Jacobi<double>(full<double>(ctx, {n}, std::is_same_v<Op, Laplacian2D<double>> ? 4.0 : 6.0));
+            o.preconditioner = Jacobi<double>(full<double>(ctx, {n}, s.n2 ? 4.0 : 6.0));
     } else if (s.precond == "poly") {
         ChebyshevOptions co;
         co.degree = s.degree;
         o.preconditioner = Chebyshev<double>(ctx, a, co);
     }
-    const bool tty = isatty(fileno(stdout));
+    const bool tty = out && isatty(fileno(stdout));
     const bool verbose = s.verbose;
     auto last = std::chrono::steady_clock::now();
     std::int64_t last_it = 0;
@@ -134,7 +200,7 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
         const double rate = dt > 0 ? double(it - last_it) / dt : 0;
         last = now;
         last_it = it;
-        if (verbose)
+        if (verbose && out)
             std::printf("check: iteration %lld, relative residual %.3e, %.0f iterations/s\n", (long long)it, rel, rate);
         else if (tty) {
             std::printf("\r  iteration %8lld  residual %.3e  %8.0f it/s ", (long long)it, rel, rate);
@@ -148,7 +214,13 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
                 : s.solver == "pipecg-gv" ? CgVariant::ghysels_vanroose
                 : s.solver == "cg"        ? CgVariant::classic
                                           : CgVariant::automatic;
-    const auto solve = [&](Array<double>& x) { return s.solver == "bicgstab" ? bicgstab(a, b, x, o) : cg(a, b, x, o); };
+    const auto solve = [&](Array<double>& x) {
+        if constexpr (requires { a.reset_halo_time(); }) { // the shares printed are the last solve's
+            a.reset_halo_time();
+            a.reset_reduction_time();
+        }
+        return s.solver == "bicgstab" ? bicgstab(a, b, x, o) : cg(a, b, x, o);
+    };
     Array<double> x = zeros<double>(ctx, {n});
     SolverReport r = solve(x);
     // --repeat R: that solve was the warm-up (programs loaded, memory pooled); R more from x = 0,
@@ -170,11 +242,16 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
         spread = line;
     }
     if (tty && !verbose) std::printf("\r%60s\r", "");
-    const double err = double(norm(x - xstar).get()) / double(norm(xstar).get());
+    const SolverReport final_solve = timed.empty() ? r : timed.back();
+    const double err = global_norm(a, x - xstar) / global_norm(a, xstar);
+    if (!out) {
+        print_shares(a, final_solve);
+        return r.converged() ? 0 : 2;
+    }
 
     std::printf("backend:          %s\n", ctx.backend().c_str());
     std::printf("device:           %s\n", ctx.device().name().c_str());
-    std::printf("rows:             %zu\n", n);
+    std::printf("rows:             %zu\n", rows);
     std::printf("nnz:              %lld\n", (long long)nnz);
     std::printf("format:           %s\n", r.operator_form.empty() ? format.c_str() : r.operator_form.c_str());
     if (!r.form_trial_ms.empty()) {
@@ -203,10 +280,37 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
         std::printf("bandwidth:        %.1f GB/s (%.1f MB per iteration)\n", r.gbps, r.bytes_per_iteration * 1e-6);
     else
         std::printf("bandwidth:        unknown for this operator\n");
+    print_shares(a, final_solve);
     return r.converged() ? 0 : 2;
 }
 
 } // namespace
+
+#ifdef XGPU_POISSON_MPI
+// Whether an MPI launcher (mpiexec, srun) started this process.
+bool launched_by_mpi() {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"})
+        if (std::getenv(v)) return true;
+    return false;
+}
+
+// The problem spread over the ranks: each takes a device (XGPU_DEVICE wins) and its rows.
+int solve_distributed(const dist::Communicator& comm, Settings& s) {
+    const Context ctx = dist::device_context(comm);
+    if (!s.n2 && !s.n3 && s.matrix.empty()) s.n2 = ctx.device().info().type == DeviceType::cpu ? 512 : 4096;
+    if (s.format == "stencil") throw InvalidArgument("--format stencil runs on one process");
+    dist::Options options;
+    options.partitioning = s.partition == "metis" ? dist::Partitioning::metis : dist::Partitioning::balanced;
+    if (s.format != "auto" && s.format != "csr") options.format = sparse::parse_format(s.format);
+    const auto a = s.n2   ? dist::Matrix<double>::poisson2d(ctx, comm, *s.n2, *s.n2, options)
+                   : s.n3 ? dist::Matrix<double>::poisson3d(ctx, comm, *s.n3, *s.n3, *s.n3, options)
+                          : dist::Matrix<double>::read_matrix_market(ctx, comm, s.matrix, options);
+    std::int64_t nnz = std::int64_t(a.diagonal_nnz() + a.offdiagonal_nnz());
+    MPI_Allreduce(MPI_IN_PLACE, &nnz, 1, MPI_INT64_T, MPI_SUM, comm.comm());
+    if (comm.rank() == 0) std::printf("ranks:            %d, %s rows\n", comm.size(), s.partition.c_str());
+    return run(ctx, a, s, nnz, s.format == "auto" ? "automatic per rank" : s.format);
+}
+#endif
 
 int main(int argc, char** argv) {
     CLI::App app{"Solves A x = b on the default device (XGPU_BACKEND, XGPU_DEVICE) with a Krylov method"};
@@ -243,7 +347,22 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     app.add_option("--max-iterations", s.max_iterations, "0: 10 x rows")->capture_default_str();
+    app.add_option("--partition", s.partition, "under mpiexec: balanced (contiguous rows) or metis")
+        ->check(CLI::IsMember({"balanced", "metis"}))
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+#ifdef XGPU_POISSON_MPI
+    if (launched_by_mpi()) {
+        MPI_Init(&argc, &argv);
+        const dist::Communicator comm;
+        const int rc = dist::run_or_abort(comm, [&] {
+            s.verbose = verbose_from_env();
+            return solve_distributed(comm, s);
+        });
+        MPI_Finalize();
+        return rc;
+    }
+#endif
     try {
         s.verbose = verbose_from_env();
         const Context ctx = Context::from_env();

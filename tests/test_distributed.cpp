@@ -6,6 +6,7 @@
 // run into its ctest timeout).
 #include <xgpu/distributed.hpp>
 #include <xgpu/reduction.hpp>
+#include <xgpu/solver.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -303,8 +304,9 @@ TEST_CASE("the communicator and the ranks' devices", "[distributed]") {
         s->start_sum(&w, 1);
         s->finish_sum();
         CHECK(w == 2.0 * size);
-        CHECK(s->all(true));
-        CHECK_FALSE(s->all(comm.rank() != size - 1));
+        CHECK(s->agree("").empty());
+        CHECK(s->agree(comm.rank() == size - 1 ? "last" : "") == "last");
+        CHECK(s->agree(comm.rank() > 0 ? "rank " + std::to_string(comm.rank()) : "") == (size > 1 ? "rank 1" : ""));
     }
 }
 
@@ -491,5 +493,107 @@ TEST_CASE("inconsistent input is refused on every rank alike", "[distributed]") 
         // The ranks are still in step: a good matrix builds and multiplies.
         std::mt19937_64 g(shared_seed());
         check_product(dist::Matrix<double>::poisson2d(ctx, comm, 6, 5), a, g, "after the refusals");
+    }
+}
+
+namespace {
+
+// A nonsymmetric, diagonally dominant matrix: Poisson plus a convection term in x.
+Host convection(std::int64_t nx, std::int64_t ny) {
+    Host a = poisson(nx, ny, 1, 4);
+    for (std::int64_t r = 0; r < a.rows; ++r)
+        for (auto k = a.row_ptr[std::size_t(r)]; k < a.row_ptr[std::size_t(r) + 1]; ++k)
+            if (a.col_idx[std::size_t(k)] == r + 1) a.values[std::size_t(k)] += 0.4;
+    return a;
+}
+
+enum class Method { classic, pipelined, ghysels_vanroose, bicgstab };
+
+template <class Op>
+SolverReport solve(Method m, const Op& a, const Array<double>& b, Array<double>& x, SolverOptions<double> o) {
+    if (m == Method::bicgstab) return bicgstab(a, b, x, o);
+    o.variant = m == Method::classic     ? CgVariant::classic
+                : m == Method::pipelined ? CgVariant::pipelined
+                                         : CgVariant::ghysels_vanroose;
+    return cg(a, b, x, o);
+}
+
+} // namespace
+
+TEST_CASE("CG and BiCGStab over the ranks equal the solve on one process", "[distributed]") {
+    std::mt19937_64 g(shared_seed());
+    const auto& comm = world();
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        const std::int64_t nx = 20 + std::int64_t(g() % 6), ny = 16 + std::int64_t(g() % 6);
+        const Host spd = poisson(nx, ny, 1, 4), general = convection(nx, ny);
+        std::uniform_real_distribution<double> u(-1, 1);
+        std::vector<double> hb(std::size_t(nx * ny));
+        for (auto& e : hb)
+            e = u(g);
+        dist::Options uneven;
+        uneven.row_offsets = uneven_offsets(nx * ny, comm.size(), g);
+        // Ranks without rows cannot hold a part of b: the solvers refuse them (below).
+        bool empty = false;
+        for (int r = 0; r < comm.size(); ++r)
+            empty = empty || uneven.row_offsets[std::size_t(r) + 1] == uneven.row_offsets[std::size_t(r)];
+        if (empty) uneven = {};
+        for (const Method method : {Method::classic, Method::pipelined, Method::ghysels_vanroose, Method::bicgstab}) {
+            const Host& h = method == Method::bicgstab ? general : spd;
+            for (const bool jacobi : {false, true}) {
+                INFO("method " << int(method) << (jacobi ? ", Jacobi" : "") << ", rank " << comm.rank() << " of "
+                               << comm.size());
+                SolverOptions<double> o;
+                o.rtol = 1e-10;
+                o.check_interval = 1 + int(g() % 3);
+                // On one process: the whole system.
+                const sparse::Csr<double, std::int64_t> one(ctx, h);
+                const Array<double> b1 = to_device(ctx, hb);
+                if (jacobi) o.preconditioner = Jacobi<double>(one);
+                Array<double> x1;
+                const SolverReport r1 = solve(method, one, b1, x1, o);
+                // Over the ranks: the same system, its rows spread unevenly.
+                const auto m = dist::Matrix<double>::from_global(ctx, comm, h, 0, uneven);
+                const Array<double> b = m.scatter(hb);
+                if (jacobi) o.preconditioner = Jacobi<double>(m.scatter(one.diagonal().get()));
+                Array<double> x;
+                const SolverReport r = solve(method, m, b, x, o);
+                CHECK(r1.converged());
+                CHECK(r.converged());
+                CHECK(std::abs(r.iterations - r1.iterations) <= 2);
+                CHECK(r.relative_residual <= 1e-10 * (1 + 1e-6));
+                const std::vector<double> got = m.gather(x), want = x1.get();
+                double diff = 0, scale = 0;
+                for (std::size_t i = 0; i < want.size(); ++i) {
+                    diff = std::max(diff, std::abs(got[i] - want[i]));
+                    scale = std::max(scale, std::abs(want[i]));
+                }
+                CHECK(diff <= 1e-7 * scale);
+                // Every rank reports the same.
+                double mine[2] = {double(r.iterations), r.relative_residual}, all[2] = {0, 0};
+                MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                CHECK(all[0] == mine[0]);
+                CHECK(all[1] == mine[1]);
+            }
+        }
+    }
+}
+
+TEST_CASE("a solve's bad input on one rank is refused on every rank alike", "[distributed]") {
+    const auto& comm = world();
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        const auto m = dist::Matrix<double>::poisson2d(ctx, comm, 12, 10);
+        // The last rank's b is one element short.
+        const bool last = comm.rank() == comm.size() - 1;
+        const Array<double> b = ones<double>(ctx, {std::size_t(m.rows() - (last ? 1 : 0))});
+        Array<double> x;
+        refused_alike([&] { cg(m, b, x); }, "b has");
+        // A negative tolerance on rank 0 only.
+        SolverOptions<double> o;
+        if (comm.rank() == 0) o.rtol = -1;
+        const Array<double> good = ones<double>(ctx, {std::size_t(m.rows())});
+        refused_alike([&] { bicgstab(m, good, x, o); }, "rtol and atol must be >= 0");
+        // Still in step: a solve that every rank agrees on converges.
+        Array<double> y;
+        CHECK(cg(m, good, y).converged());
     }
 }

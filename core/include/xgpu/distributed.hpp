@@ -88,21 +88,26 @@ private:
 // GPU), so that the ranks of a node spread over its devices. Not collective.
 Context device_context(const Communicator& comm, std::string_view backend = {});
 
-// Sums over the ranks of a communicator (MPI_Allreduce and MPI_Iallreduce with MPI_SUM on doubles,
-// MPI_LAND for all()): the GlobalSum a distributed operator gives the solvers. One started sum
-// at a time per object.
+// Sums over the ranks of a communicator (MPI_Allreduce and MPI_Iallreduce with MPI_SUM on doubles;
+// agree() broadcasts the lowest failing rank's error): the GlobalSum a distributed operator gives the solvers. One
+// started sum at a time per object.
 class Sum final : public GlobalSum {
 public:
     explicit Sum(MPI_Comm comm) : comm_(comm) {}
     void sum(double* values, int count) const override;
     void start_sum(double* values, int count) const override;
     void finish_sum() const override;
-    bool all(bool ok) const override;
+    std::string agree(const std::string& error) const override;
     int processes() const override;
+    // The host time spent waiting in the sums so far (a blocking sum, or the wait that finishes a
+    // started one): how long this rank waited for the others and the network.
+    double seconds() const { return seconds_; }
+    void reset_time() const { seconds_ = 0; }
 
 private:
     MPI_Comm comm_;
     mutable MPI_Request request_ = MPI_REQUEST_NULL;
+    mutable double seconds_ = 0;
 };
 
 // ---- Row partitions ------------------------------------------------------------------------------
@@ -235,6 +240,9 @@ public:
 
     HaloStats halo() const;
     void reset_halo_time() const;
+    // The host time this rank waited in the solvers' sums across ranks (Sum::seconds).
+    double reduction_seconds() const;
+    void reset_reduction_time() const;
 
     // A vector in the user's numbering (rank `root`'s; the others' argument is ignored) to this
     // rank's part, in the distributed numbering. Collective.

@@ -1,6 +1,7 @@
 // Communicators, the device a rank takes, the ranks' sums and their agreement on errors.
 #include "collective.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -56,7 +57,9 @@ Context device_context(const Communicator& comm, std::string_view backend) {
 }
 
 void Sum::sum(double* values, int count) const {
+    const auto t0 = std::chrono::steady_clock::now();
     detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Sum::start_sum(double* values, int count) const {
@@ -68,13 +71,25 @@ void Sum::start_sum(double* values, int count) const {
 
 void Sum::finish_sum() const {
     if (request_ == MPI_REQUEST_NULL) return;
+    const auto t0 = std::chrono::steady_clock::now();
     detail::check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-bool Sum::all(bool ok) const {
-    int v = ok ? 1 : 0;
-    detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, comm_), "MPI_Allreduce");
-    return v != 0;
+std::string Sum::agree(const std::string& error) const {
+    // The lowest rank with an error speaks for all: one MPI_MIN finds it, then it broadcasts.
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm_, &rank);
+    MPI_Comm_size(comm_, &size);
+    int first = error.empty() ? size : rank;
+    detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+    if (first == size) return "";
+    std::string message = rank == first ? error : std::string();
+    int length = int(message.size());
+    detail::check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm_), "MPI_Bcast");
+    message.resize(std::size_t(length));
+    detail::check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm_), "MPI_Bcast");
+    return message;
 }
 
 int Sum::processes() const {

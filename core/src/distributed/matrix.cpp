@@ -553,6 +553,14 @@ template <Real T> void Matrix<T>::reset_halo_time() const {
     impl_->stats.seconds = 0;
 }
 
+template <Real T> double Matrix<T>::reduction_seconds() const {
+    return impl_ ? impl_->sum.seconds() : 0;
+}
+
+template <Real T> void Matrix<T>::reset_reduction_time() const {
+    if (impl_) impl_->sum.reset_time();
+}
+
 template <Real T> double Matrix<T>::bytes_per_product() const {
     if (!impl_) return 0;
     const auto& m = *impl_;

@@ -245,9 +245,18 @@ private:
 
 template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
     CgVariant variant = o.variant;
-    if (variant == CgVariant::automatic) // an empty b has no device to ask; solve() refuses it
-        variant =
-            b.empty() ? CgVariant::classic : automatic_variant(std::uint64_t(b.size()), b.context().device().type());
+    if (variant == CgVariant::automatic) { // an empty b has no device to ask; solve() refuses it
+        double rows = double(b.size()), gpus = !b.empty() && b.context().device().type() != DeviceType::cpu;
+        if (a.global) { // every process must pick the same: by the global rows, GPUs only if all are
+            double v[2] = {rows, gpus};
+            a.global->sum(v, 2);
+            rows = v[0];
+            gpus = v[1] == a.global->processes();
+        }
+        variant = b.empty() && !a.global ? CgVariant::classic
+                                         : automatic_variant(std::uint64_t(rows),
+                                                             gpus ? DeviceType::gpu : DeviceType::cpu);
+    }
     switch (variant) {
     case CgVariant::pipelined: return solve<ChronopoulosGear<T>>(a, b, x, o);
     case CgVariant::ghysels_vanroose: return solve<GhyselsVanroose<T>>(a, b, x, o);
