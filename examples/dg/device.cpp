@@ -105,10 +105,8 @@ std::string kernel_source(const ReferenceElement& ref, bool f64) {
     for (const auto& [name, m] : {std::pair{"c_dr", &ref.dr}, std::pair{"c_ds", &ref.ds}}) {
         text += "XGPU_CONSTANT T " + std::string(name) + "[NP * NP] = {";
         for (std::size_t i = 0; i < m->a.size(); ++i) {
-            if (f64)
-                std::snprintf(buf, sizeof buf, "%s%.17e", i ? ", " : "", m->a[i]);
-            else
-                std::snprintf(buf, sizeof buf, "%s%.9ef", i ? ", " : "", double(float(m->a[i])));
+            const double x = f64 ? m->a[i] : double(float(m->a[i]));
+            std::snprintf(buf, sizeof buf, f64 ? "%s%.17e" : "%s%.9ef", i ? ", " : "", x);
             text += buf;
         }
         text += "};\n";
@@ -293,22 +291,11 @@ void DeviceMaxwell::set_state(const std::vector<double>& q) {
         fields_);
 }
 
-std::vector<double> DeviceMaxwell::state() const {
-    return download(0);
-}
-std::vector<double> DeviceMaxwell::rhs_values() const {
-    return download(2);
-}
-
 // The volume kernel `k` of shape `v` over the mesh: VEPB elements a group, VB batches of them (form 3).
 void DeviceMaxwell::launch_volume(const xgpu::Kernel& k, const VolumeShape& v) const {
     const std::size_t local = volume_items(d_->ref.np, v), per_group = std::size_t(v.vepb) * std::max(v.vb, 1);
     k.launch(ctx_.current_queue(), xgpu::Grid{(std::size_t(k_) + per_group - 1) / per_group * local, local}, k_, knp_,
              v.form == 3 ? mma_ : dr_, ds_, vgeo_, buffer(0), buffer(2));
-}
-
-void DeviceMaxwell::volume() const {
-    launch_volume(volume_, vs_);
 }
 
 void DeviceMaxwell::surface() const {
@@ -325,11 +312,6 @@ void DeviceMaxwell::update(double a, double b, double dt) const {
             (*update_)(T(a), T(b), T(dt), f.q, f.res, f.rhs);
         },
         fields_);
-}
-
-void DeviceMaxwell::rhs() const {
-    volume();
-    surface();
 }
 
 void DeviceMaxwell::step(double dt) const {

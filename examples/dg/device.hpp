@@ -79,12 +79,15 @@ public:
     DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options = {});
 
     void set_state(const std::vector<double>& q);
-    std::vector<double> state() const;
-    std::vector<double> rhs_values() const;
+    std::vector<double> state() const { return download(0); }
+    std::vector<double> rhs_values() const { return download(2); }
 
-    void rhs() const;           // rhs = L(q): the volume kernel, then the surface kernel
-    void step(double dt) const; // five stages of rhs() and the update
-    void volume() const;        // the kernels one at a time (for timing)
+    void rhs() const { // rhs = L(q)
+        volume();
+        surface();
+    }
+    void step(double dt) const;                          // five stages of rhs() and the update
+    void volume() const { launch_volume(volume_, vs_); } // the kernels one at a time (for timing)
     void surface() const;
     void update(double a, double b, double dt) const; // res = a res + dt rhs; q += b res
 
