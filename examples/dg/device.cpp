@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 
 namespace dg {
@@ -17,28 +18,13 @@ int element_nodes(int order) {
     return (order + 1) * (order + 2) / 2;
 }
 
-// `params` with the volume kernel's shape set to `v`.
-xgpu::KernelTemplate::Parameters with_shape(xgpu::KernelTemplate::Parameters params, const VolumeShape& v) {
-    for (auto& [name, value] : params) {
-        if (name == "FORM") value = v.form;
-        if (name == "NPW") value = v.npw;
-        if (name == "VEPB") value = v.vepb;
-        if (name == "VB") value = v.vb;
-    }
-    return params;
-}
-
-// The volume kernel's work-items a group, local memory in values, and grid.
+// The volume kernel's work-items a group and local memory in values.
 std::size_t volume_items(int np, const VolumeShape& v) {
     return v.form == 3 ? std::size_t(v.vepb) * 4 : std::size_t(v.vepb) * ((np + v.npw - 1) / v.npw);
 }
 std::size_t volume_local_values(int np, const VolumeShape& v) {
     const std::size_t ks = (np + 3) / 4, us = (4 * ks + 11) / 16 * 16 + 4; // form 3's rows (volume.kernel)
     return v.form == 3 ? std::size_t(v.vepb) * (3 * us + 4) : 3 * std::size_t(v.vepb) * (v.form == 1 ? np | 1 : np);
-}
-xgpu::Grid volume_grid(std::int32_t k, int np, const VolumeShape& v) {
-    const std::size_t local = volume_items(np, v), per_group = std::size_t(v.vepb) * std::max(v.vb, 1);
-    return xgpu::Grid{(std::size_t(k) + per_group - 1) / per_group * local, local};
 }
 
 // Why `v` cannot run (an empty string: it can): the form's own rules.
@@ -74,10 +60,6 @@ std::vector<double> mma_fragments(const ReferenceElement& ref) {
 }
 
 } // namespace
-
-bool has_mma_f64(const xgpu::DeviceInfo& info) {
-    return info.nv_compute_capability >= 80 && info.fp64;
-}
 
 // The launch shapes where the options and the tuning database give none. CPUs (PoCL runs a
 // work-group as a loop on one core): about 32 work-items, one node each, form 0. GPUs: each row is
@@ -123,10 +105,8 @@ std::string kernel_source(const ReferenceElement& ref, bool f64) {
     for (const auto& [name, m] : {std::pair{"c_dr", &ref.dr}, std::pair{"c_ds", &ref.ds}}) {
         text += "XGPU_CONSTANT T " + std::string(name) + "[NP * NP] = {";
         for (std::size_t i = 0; i < m->a.size(); ++i) {
-            if (f64)
-                std::snprintf(buf, sizeof buf, "%s%.17e", i ? ", " : "", m->a[i]);
-            else
-                std::snprintf(buf, sizeof buf, "%s%.9ef", i ? ", " : "", double(float(m->a[i])));
+            const double x = f64 ? m->a[i] : double(float(m->a[i]));
+            std::snprintf(buf, sizeof buf, f64 ? "%s%.17e" : "%s%.9ef", i ? ", " : "", x);
             text += buf;
         }
         text += "};\n";
@@ -186,18 +166,13 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     lift_ = upload(transpose(ref.lift).a);
     std::vector<double> vgeo, sgeo;
     for (int e = 0; e < k_; ++e)
-        for (double x : {d.mesh.rx[e], d.mesh.sx[e], d.mesh.ry[e], d.mesh.sy[e]})
-            vgeo.push_back(x);
+        vgeo.insert(vgeo.end(), {d.mesh.rx[e], d.mesh.sx[e], d.mesh.ry[e], d.mesh.sy[e]});
     for (std::size_t f = 0; f < std::size_t(k_) * faces; ++f)
-        for (double x : {d.mesh.nx[f], d.mesh.ny[f], 0.5 * d.mesh.fscale[f]})
-            sgeo.push_back(x);
+        sgeo.insert(sgeo.end(), {d.mesh.nx[f], d.mesh.ny[f], 0.5 * d.mesh.fscale[f]});
     vgeo_ = upload(vgeo);
     sgeo_ = upload(sgeo);
-    const std::size_t map_bytes = d.mesh.vmap_m.size() * sizeof(std::int32_t);
-    vmap_m_ = ctx.alloc(map_bytes);
-    vmap_p_ = ctx.alloc(map_bytes);
-    ctx.current_queue().write(vmap_m_, d.mesh.vmap_m.data(), map_bytes);
-    ctx.current_queue().write(vmap_p_, d.mesh.vmap_p.data(), map_bytes);
+    vmap_m_ = xgpu::to_device(ctx, d.mesh.vmap_m).buffer();
+    vmap_p_ = xgpu::to_device(ctx, d.mesh.vmap_p).buffer();
 
     // The fields, zero; the RK update, one fused kernel over all three fields (5 values a degree of
     // freedom; as two array statements, res = a * res + dt * rhs and q += b * res, it would move 6).
@@ -219,27 +194,27 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
 
     // One source, so that both kernels come from one compiled program (the context caches it).
     source_ = kernel_source(ref, f64_);
+    if (!options.volume) choose_volume_shape();
     const auto params = kernel_parameters(ref, f64_, vs_, ss_);
     surface_ = xgpu::KernelTemplate(ctx, source_, "dg_surface").get(params);
-    if (!options.volume) choose_volume_shape(params);
-    volume_ = xgpu::KernelTemplate(ctx, source_, "dg_volume").get(with_shape(params, vs_));
+    volume_ = xgpu::KernelTemplate(ctx, source_, "dg_volume").get(params);
 }
 
 // The volume shape per XGPU_AUTOTUNE (xgpu/tune.hpp): the database's entry, or tuned now on this
 // mesh, or the default (vs_) as it stands.
-void DeviceMaxwell::choose_volume_shape(const xgpu::KernelTemplate::Parameters& params) {
+void DeviceMaxwell::choose_volume_shape() {
     const int np = d_->ref.np;
     const auto& info = ctx_.device().info();
     const bool mma = f64_ && has_mma_f64(info);
+    // Nodes a work-item: a few small counts and an element in 1-4 parts; elements a group: powers of 2.
+    std::set<std::int64_t> npw{vs_.npw}, vepb{1, 2, 4, 8, 16, 32, 64, 128, vs_.vepb};
+    for (const std::int64_t w : {1, 2, 3, 4, 6, (np + 3) / 4, (np + 2) / 3, (np + 1) / 2, np})
+        if (w <= np) npw.insert(w);
     xgpu::tune::Space space;
-    space.params = {{"FORM", {0, 1, 3}}, {"NPW", {}}, {"VEPB", {1, 2, 4, 8, 16, 32, 64, 128}}, {"VB", {0, 1, 2, 4}}};
-    for (const std::int64_t w : {1, 2, 3, 4, 6, (np + 3) / 4, (np + 2) / 3, (np + 1) / 2, np, vs_.npw})
-        if (w <= np) space.params[1].values.push_back(w);
-    space.params[2].values.push_back(vs_.vepb);
-    for (auto& p : space.params) {
-        std::sort(p.values.begin(), p.values.end());
-        p.values.erase(std::unique(p.values.begin(), p.values.end()), p.values.end());
-    }
+    space.params = {{"FORM", {0, 1, 3}},
+                    {"NPW", {npw.begin(), npw.end()}},
+                    {"VEPB", {vepb.begin(), vepb.end()}},
+                    {"VB", {0, 1, 2, 4}}};
     const auto shape = [](const xgpu::tune::Point& p) {
         return VolumeShape{int(p.at("FORM")), int(p.at("NPW")), int(p.at("VEPB")), int(p.at("VB"))};
     };
@@ -257,14 +232,11 @@ void DeviceMaxwell::choose_volume_shape(const xgpu::KernelTemplate::Parameters& 
             rough[i] = std::sin(0.7 * double(i)) + 0.25 * std::cos(3.1 * double(i % 97));
         set_state(rough);
         xgpu::tune::Problem pr;
-        pr.prepare = [this, params, np, shape](const xgpu::tune::Point& p) {
-            const auto k = xgpu::KernelTemplate(ctx_, source_, "dg_volume").get(with_shape(params, shape(p)));
+        pr.prepare = [this, shape](const xgpu::tune::Point& p) {
             const VolumeShape v = shape(p);
-            const xgpu::Grid grid = volume_grid(k_, np, v);
-            return std::function<void()>([this, k, grid, v] {
-                k.launch(ctx_.current_queue(), grid, k_, knp_, v.form == 3 ? mma_ : dr_, ds_, vgeo_, buffer(0),
-                         buffer(2));
-            });
+            const auto k =
+                xgpu::KernelTemplate(ctx_, source_, "dg_volume").get(kernel_parameters(d_->ref, f64_, v, ss_));
+            return std::function<void()>([this, k, v] { launch_volume(k, v); });
         };
         pr.result = [this] { return rhs_values(); };
         // The same sums in other orders: on a fine mesh the terms reach 1e4-1e5 (rx ~ M, Dr ~ 10 N)
@@ -280,15 +252,10 @@ void DeviceMaxwell::choose_volume_shape(const xgpu::KernelTemplate::Parameters& 
     if (sel.result) set_state(std::vector<double>(fields * d_->nodes(), 0.0));
 }
 
+// Host values onto the device, in the kernels' precision.
 xgpu::Buffer DeviceMaxwell::upload(const std::vector<double>& values) const {
-    auto b = ctx_.alloc(values.size() * (f64_ ? 8 : 4));
-    if (f64_) {
-        ctx_.current_queue().write(b, values.data(), values.size() * 8);
-    } else {
-        const std::vector<float> f(values.begin(), values.end());
-        ctx_.current_queue().write(b, f.data(), f.size() * 4);
-    }
-    return b;
+    if (f64_) return xgpu::to_device(ctx_, values).buffer();
+    return xgpu::to_device(ctx_, std::vector<float>(values.begin(), values.end())).buffer();
 }
 
 // The kernels take the arrays' buffers: each array is a whole allocation (offset 0), which the
@@ -324,16 +291,11 @@ void DeviceMaxwell::set_state(const std::vector<double>& q) {
         fields_);
 }
 
-std::vector<double> DeviceMaxwell::state() const {
-    return download(0);
-}
-std::vector<double> DeviceMaxwell::rhs_values() const {
-    return download(2);
-}
-
-void DeviceMaxwell::volume() const {
-    volume_.launch(ctx_.current_queue(), volume_grid(k_, d_->ref.np, vs_), k_, knp_, vs_.form == 3 ? mma_ : dr_, ds_,
-                   vgeo_, buffer(0), buffer(2));
+// The volume kernel `k` of shape `v` over the mesh: VEPB elements a group, VB batches of them (form 3).
+void DeviceMaxwell::launch_volume(const xgpu::Kernel& k, const VolumeShape& v) const {
+    const std::size_t local = volume_items(d_->ref.np, v), per_group = std::size_t(v.vepb) * std::max(v.vb, 1);
+    k.launch(ctx_.current_queue(), xgpu::Grid{(std::size_t(k_) + per_group - 1) / per_group * local, local}, k_, knp_,
+             v.form == 3 ? mma_ : dr_, ds_, vgeo_, buffer(0), buffer(2));
 }
 
 void DeviceMaxwell::surface() const {
@@ -350,11 +312,6 @@ void DeviceMaxwell::update(double a, double b, double dt) const {
             (*update_)(T(a), T(b), T(dt), f.q, f.res, f.rhs);
         },
         fields_);
-}
-
-void DeviceMaxwell::rhs() const {
-    volume();
-    surface();
 }
 
 void DeviceMaxwell::step(double dt) const {

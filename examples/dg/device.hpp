@@ -49,7 +49,9 @@ struct DeviceOptions {
 
 // Whether the device has the f64 tensor cores of form 3: NVIDIA, compute capability 8.0 or later,
 // with doubles, on either backend (mma.kernel).
-bool has_mma_f64(const xgpu::DeviceInfo& info);
+inline bool has_mma_f64(const xgpu::DeviceInfo& info) {
+    return info.nv_compute_capability >= 80 && info.fp64;
+}
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma);
 SurfaceShape default_surface_shape(int order, bool cpu, bool f64);
 
@@ -77,12 +79,15 @@ public:
     DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options = {});
 
     void set_state(const std::vector<double>& q);
-    std::vector<double> state() const;
-    std::vector<double> rhs_values() const;
+    std::vector<double> state() const { return download(0); }
+    std::vector<double> rhs_values() const { return download(2); }
 
-    void rhs() const;           // rhs = L(q): the volume kernel, then the surface kernel
-    void step(double dt) const; // five stages of rhs() and the update
-    void volume() const;        // the kernels one at a time (for timing)
+    void rhs() const { // rhs = L(q)
+        volume();
+        surface();
+    }
+    void step(double dt) const;                          // five stages of rhs() and the update
+    void volume() const { launch_volume(volume_, vs_); } // the kernels one at a time (for timing)
     void surface() const;
     void update(double a, double b, double dt) const; // res = a res + dt rhs; q += b res
 
@@ -90,7 +95,6 @@ public:
     KernelCost surface_cost() const;
     KernelCost update_cost() const;
 
-    const xgpu::Context& context() const { return ctx_; }
     const VolumeShape& volume_shape() const { return vs_; }
     const SurfaceShape& surface_shape() const { return ss_; }
 
@@ -114,7 +118,8 @@ private:
     // tensor cores), the geometric factors and the face maps.
     xgpu::Buffer dr_, ds_, lift_, mma_, vgeo_, sgeo_, vmap_m_, vmap_p_;
 
-    void choose_volume_shape(const xgpu::KernelTemplate::Parameters& params); // through xgpu::tune
+    void choose_volume_shape(); // through xgpu::tune
+    void launch_volume(const xgpu::Kernel& k, const VolumeShape& v) const;
     xgpu::Buffer upload(const std::vector<double>& values) const;
     const xgpu::Buffer& buffer(int which) const; // 0: q, 1: res, 2: rhs
     std::vector<double> download(int which) const;

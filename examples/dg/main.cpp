@@ -41,27 +41,20 @@ template <class F> double time_ms(const xgpu::Queue& q, int reps, F&& launch) {
 int main(int argc, char** argv) try {
     Settings s;
     CLI::App app{"Nodal DG for 2-D Maxwell (TM) in the PEC square, on the default device (XGPU_BACKEND, XGPU_DEVICE)"};
-    app.add_option("--order", s.order, "polynomial order N")
-        ->check(CLI::Range(1, dg::max_order))
-        ->capture_default_str();
-    app.add_option("--mesh", s.mesh, "M: an M x M grid of squares, each cut into two triangles")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
-    app.add_option("--final-time", s.final_time, "final time")->check(CLI::Range(1e-9, 1e9))->capture_default_str();
-    app.add_option("--precision", s.precision, "f32 or f64")
-        ->check(CLI::IsMember({"f32", "f64"}))
-        ->capture_default_str();
-    app.add_option("--perturb", s.perturb, "move interior vertices at random by up to this fraction of the spacing")
-        ->check(CLI::Range(0.0, 0.29))
-        ->capture_default_str();
+    // An option whose default --help shows, checked on parsing.
+    const auto option = [&app](const char* name, auto& value, const char* what, const CLI::Validator& check) {
+        app.add_option(name, value, what)->check(check)->capture_default_str();
+    };
+    option("--order", s.order, "polynomial order N", CLI::Range(1, dg::max_order));
+    option("--mesh", s.mesh, "M: an M x M grid of squares, each cut into two triangles", CLI::Range(1, 100000));
+    option("--final-time", s.final_time, "final time", CLI::Range(1e-9, 1e9));
+    option("--precision", s.precision, "f32 or f64", CLI::IsMember({"f32", "f64"}));
+    option("--perturb", s.perturb, "move interior vertices at random by up to this fraction of the spacing",
+           CLI::Range(0.0, 0.29));
     app.add_option("--mode", s.mode, "the cavity mode m n")->expected(2)->check(CLI::Range(1, 1000));
     app.add_option("--vtk", s.vtk, "write legacy-VTK files of the fields into this folder");
-    app.add_option("--frames", s.frames, "with --vtk: the number of intervals between outputs")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
-    app.add_option("--cfl", s.cfl, "a factor on the stable time step")
-        ->check(CLI::Range(1e-6, 1.0))
-        ->capture_default_str();
+    option("--frames", s.frames, "with --vtk: the number of intervals between outputs", CLI::Range(1, 100000));
+    option("--cfl", s.cfl, "a factor on the stable time step", CLI::Range(1e-6, 1.0));
     app.add_option("--volume", s.volume,
                    "the volume kernel's shape FORM NPW VEPB VB: form 0 (portable), 1 (matrices as constants, an "
                    "element in ceil(NP / NPW) <= 4 parts) or 3 (f64 tensor cores, NVIDIA 8.0+), nodes per "
@@ -86,12 +79,11 @@ int main(int argc, char** argv) try {
     const auto q0 = dg::cavity_mode(disc, m, n, 0);
     op.set_state(q0);
 
-    const std::size_t dofs = dg::fields * disc.nodes();
     std::printf("dg: 2-D Maxwell TM, PEC square, cavity mode (%d, %d)\n", m, n);
     std::printf("backend     %s\ndevice      %s\n", ctx.backend().c_str(), ctx.device().name().c_str());
     std::printf("order       %d (%d nodes per element)\n", s.order, disc.ref.np);
     std::printf("elements    %d (mesh %d x %d, perturb %g)\n", disc.mesh.k, s.mesh, s.mesh, s.perturb);
-    std::printf("dofs        %zu (3 fields x %zu nodes)\n", dofs, disc.nodes());
+    std::printf("dofs        %zu (3 fields x %zu nodes)\n", dg::fields * disc.nodes(), disc.nodes());
     const auto& v = op.volume_shape();
     const auto& f = op.surface_shape();
     const char* forms[] = {"portable", "matrices as constants", "", "tensor cores"};
@@ -133,21 +125,15 @@ int main(int argc, char** argv) try {
                 s.vtk.empty() ? "" : ", VTK output included", wall_ms);
 
     // Each kernel alone, after the run (the update with a = b = dt = 0 leaves the state as it is).
-    const int reps = 10;
-    struct Row {
-        const char* name;
-        double ms;
-        dg::KernelCost cost;
-    };
-    const Row rows[] = {
-        {"volume", time_ms(queue, reps, [&] { op.volume(); }), op.volume_cost()},
-        {"surface", time_ms(queue, reps, [&] { op.surface(); }), op.surface_cost()},
-        {"update", time_ms(queue, reps, [&] { op.update(0, 0, 0); }), op.update_cost()},
+    const auto row = [&queue](const char* name, dg::KernelCost cost, auto launch) {
+        const double ms = time_ms(queue, 10, launch);
+        std::printf("%-11s %10d %8.4f %11.2f %7.2f\n", name, 5, ms, cost.flops / ms / 1e6, cost.bytes / ms / 1e6);
+        return ms;
     };
     std::printf("kernel      calls/step  ms/call     GFLOP/s    GB/s   (flops, bytes counted from the algorithm)\n");
-    for (const auto& r : rows)
-        std::printf("%-11s %10d %8.4f %11.2f %7.2f\n", r.name, 5, r.ms, r.cost.flops / r.ms / 1e6,
-                    r.cost.bytes / r.ms / 1e6);
+    const double volume_ms = row("volume", op.volume_cost(), [&] { op.volume(); });
+    const double surface_ms = row("surface", op.surface_cost(), [&] { op.surface(); });
+    row("update", op.update_cost(), [&] { op.update(0, 0, 0); });
 
     // The CPU baseline: the host reference right-hand side (one thread, double).
     std::vector<double> rhs;
@@ -158,7 +144,7 @@ int main(int argc, char** argv) try {
     const double host_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0).count() / host_reps;
     std::printf("host rhs    %.4f ms per evaluation (reference, one thread, f64); device volume + surface %.4f ms\n",
-                host_ms, rows[0].ms + rows[1].ms);
+                host_ms, volume_ms + surface_ms);
     return 0;
 } catch (const std::exception& e) {
     // The operator's errors name the program already ("dg: ..."); others get the prefix.

@@ -24,53 +24,43 @@ void host_rhs(const Discretization& d, const std::vector<double>& q, std::vector
         throw std::invalid_argument("dg::host_rhs: the state holds " + std::to_string(q.size()) + " values, not " +
                                     std::to_string(fields * n));
     rhs.assign(fields * n, 0.0);
-    const double* qhx = q.data();
-    const double* qhy = qhx + n;
-    const double* qez = qhy + n;
     std::vector<double> flux(std::size_t(fields) * nf);
     for (int e = 0; e < mesh.k; ++e) {
         const std::size_t base = std::size_t(e) * np;
-        const double rx = mesh.rx[std::size_t(e)], sx = mesh.sx[std::size_t(e)], ry = mesh.ry[std::size_t(e)],
-                     sy = mesh.sy[std::size_t(e)];
+        const double rx = mesh.rx[e], sx = mesh.sx[e], ry = mesh.ry[e], sy = mesh.sy[e];
         // Volume: local derivatives, then the chain rule.
         for (int i = 0; i < np; ++i) {
-            double dr_hx = 0, ds_hx = 0, dr_hy = 0, ds_hy = 0, dr_ez = 0, ds_ez = 0;
-            for (int j = 0; j < np; ++j) {
-                const double a = ref.dr(i, j), b = ref.ds(i, j);
-                dr_hx += a * qhx[base + j];
-                ds_hx += b * qhx[base + j];
-                dr_hy += a * qhy[base + j];
-                ds_hy += b * qhy[base + j];
-                dr_ez += a * qez[base + j];
-                ds_ez += b * qez[base + j];
-            }
-            rhs[hx * n + base + i] = -(ry * dr_ez + sy * ds_ez);
-            rhs[hy * n + base + i] = rx * dr_ez + sx * ds_ez;
-            rhs[ez * n + base + i] = (rx * dr_hy + sx * ds_hy) - (ry * dr_hx + sy * ds_hx);
+            double dr[fields] = {}, ds[fields] = {}; // Dr and Ds of Hx, Hy, Ez at node i
+            for (int j = 0; j < np; ++j)
+                for (int c = 0; c < fields; ++c) {
+                    dr[c] += ref.dr(i, j) * q[c * n + base + j];
+                    ds[c] += ref.ds(i, j) * q[c * n + base + j];
+                }
+            rhs[hx * n + base + i] = -(ry * dr[ez] + sy * ds[ez]);
+            rhs[hy * n + base + i] = rx * dr[ez] + sx * ds[ez];
+            rhs[ez * n + base + i] = (rx * dr[hy] + sx * ds[hy]) - (ry * dr[hx] + sy * ds[hx]);
         }
         // Surface: jumps, upwind flux (alpha = 1), scaled by Fscale / 2.
         for (int j = 0; j < nf; ++j) {
-            const int f = j / nfp;
-            const std::size_t id = std::size_t(e) * nf + j;
-            const std::size_t m = std::size_t(mesh.vmap_m[id]), p = std::size_t(mesh.vmap_p[id]);
-            double dhx = 0, dhy = 0, dez = 2 * qez[m]; // PEC: H+ = H-, Ez+ = -Ez-
+            const std::size_t f = std::size_t(e) * faces + j / nfp, id = std::size_t(e) * nf + j;
+            const std::size_t m = mesh.vmap_m[id], p = mesh.vmap_p[id];
+            double dhx = 0, dhy = 0, dez = 2 * q[ez * n + m]; // PEC: H+ = H-, Ez+ = -Ez-
             if (m != p) {
-                dhx = qhx[m] - qhx[p];
-                dhy = qhy[m] - qhy[p];
-                dez = qez[m] - qez[p];
+                dhx = q[hx * n + m] - q[hx * n + p];
+                dhy = q[hy * n + m] - q[hy * n + p];
+                dez = q[ez * n + m] - q[ez * n + p];
             }
-            const double nx = mesh.nx[std::size_t(e) * faces + f], ny = mesh.ny[std::size_t(e) * faces + f];
-            const double fs = 0.5 * mesh.fscale[std::size_t(e) * faces + f];
+            const double nx = mesh.nx[f], ny = mesh.ny[f], fs = 0.5 * mesh.fscale[f];
             const double ndh = nx * dhx + ny * dhy;
-            flux[std::size_t(j)] = fs * (ny * dez + ndh * nx - dhx);
-            flux[std::size_t(nf + j)] = fs * (-nx * dez + ndh * ny - dhy);
-            flux[std::size_t(2 * nf + j)] = fs * (-nx * dhy + ny * dhx - dez);
+            flux[j] = fs * (ny * dez + ndh * nx - dhx);
+            flux[nf + j] = fs * (-nx * dez + ndh * ny - dhy);
+            flux[2 * nf + j] = fs * (-nx * dhy + ny * dhx - dez);
         }
         for (int i = 0; i < np; ++i)
             for (int c = 0; c < fields; ++c) {
                 double acc = 0;
                 for (int j = 0; j < nf; ++j)
-                    acc += ref.lift(i, j) * flux[std::size_t(c * nf + j)];
+                    acc += ref.lift(i, j) * flux[c * nf + j];
                 rhs[c * n + base + i] += acc;
             }
     }
@@ -109,7 +99,7 @@ double mass_product(const Discretization& d, const std::vector<double>& a, const
                     mb += d.ref.mass(i, j) * b[base + j];
                 s += a[base + i] * mb;
             }
-            total += d.mesh.jac[std::size_t(e)] * s;
+            total += d.mesh.jac[e] * s;
         }
     return total;
 }
@@ -141,8 +131,7 @@ Steps time_steps(const Discretization& d, double final_time, double cfl) {
     return {final_time / double(steps), steps};
 }
 
-void host_integrate(const Discretization& d, std::vector<double>& q, double dt, long steps,
-                    const std::function<void(long, const std::vector<double>&)>& each_step) {
+void host_integrate(const Discretization& d, std::vector<double>& q, double dt, long steps) {
     std::vector<double> res(q.size(), 0.0), rhs;
     for (long step = 0; step < steps; ++step) {
         for (int stage = 0; stage < 5; ++stage) {
@@ -152,7 +141,6 @@ void host_integrate(const Discretization& d, std::vector<double>& q, double dt, 
                 q[i] += rk4b[stage] * res[i];
             }
         }
-        if (each_step) each_step(step, q);
     }
 }
 

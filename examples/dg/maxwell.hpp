@@ -10,7 +10,6 @@
 // element's Np nodes contiguous (entry f K Np + e Np + i), the layout the device kernels use.
 #pragma once
 
-#include <functional>
 #include <vector>
 
 #include "mesh.hpp"
@@ -58,8 +57,7 @@ inline constexpr double rk4b[5] = {1432997174477.0 / 9575080441934.0, 5161836677
                                    1720146321549.0 / 2090206949498.0, 3134564353537.0 / 4481467310338.0,
                                    2277821191437.0 / 14882151754819.0};
 
-// Integrates q over `steps` steps of dt on the host; `each_step` (optional) sees q after each step.
-void host_integrate(const Discretization& d, std::vector<double>& q, double dt, long steps,
-                    const std::function<void(long, const std::vector<double>&)>& each_step = {});
+// Integrates q over `steps` steps of dt on the host.
+void host_integrate(const Discretization& d, std::vector<double>& q, double dt, long steps);
 
 } // namespace dg

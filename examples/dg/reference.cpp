@@ -5,11 +5,21 @@
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace dg {
 
+Matrix transpose(const Matrix& x) {
+    Matrix t(x.cols, x.rows);
+    for (int i = 0; i < x.rows; ++i)
+        for (int j = 0; j < x.cols; ++j)
+            t(j, i) = x(i, j);
+    return t;
+}
+
+namespace {
+
 Matrix multiply(const Matrix& x, const Matrix& y) {
-    if (x.cols != y.rows) throw std::invalid_argument("dg::multiply: inner dimensions differ");
     Matrix z(x.rows, y.cols);
     for (int i = 0; i < x.rows; ++i)
         for (int k = 0; k < x.cols; ++k) {
@@ -20,16 +30,8 @@ Matrix multiply(const Matrix& x, const Matrix& y) {
     return z;
 }
 
-Matrix transpose(const Matrix& x) {
-    Matrix t(x.cols, x.rows);
-    for (int i = 0; i < x.rows; ++i)
-        for (int j = 0; j < x.cols; ++j)
-            t(j, i) = x(i, j);
-    return t;
-}
-
+// Gauss-Jordan with partial pivoting.
 Matrix inverse(const Matrix& x) {
-    if (x.rows != x.cols) throw std::invalid_argument("dg::inverse: the matrix is not square");
     const int n = x.rows;
     Matrix a = x, b(n, n);
     for (int i = 0; i < n; ++i)
@@ -60,6 +62,7 @@ Matrix inverse(const Matrix& x) {
     return b;
 }
 
+// The orthonormal Jacobi polynomial P_n^(alpha, beta) at x, and its derivative.
 double jacobi_p(double x, double alpha, double beta, int n) {
     const double ab = alpha + beta;
     const double gamma0 =
@@ -87,9 +90,7 @@ double grad_jacobi_p(double x, double alpha, double beta, int n) {
     return std::sqrt(n * (n + alpha + beta + 1)) * jacobi_p(x, alpha + 1, beta + 1, n - 1);
 }
 
-namespace {
-
-// Legendre P_0..P_n at x by the three-term recurrence (unnormalised): returns {P_n, P_{n-1}}.
+// Legendre P_n and P_{n-1} at x by the three-term recurrence (unnormalised).
 std::pair<double, double> legendre(int n, double x) {
     double p0 = 1, p1 = x;
     if (n == 0) return {1, 0};
@@ -101,48 +102,29 @@ std::pair<double, double> legendre(int n, double x) {
     return {p1, p0};
 }
 
-} // namespace
+// Newton's method from x: x -= step(x) until a step is below 1e-16 (at most 100 steps).
+template <class Step> double newton(double x, Step step) {
+    for (int it = 0; it < 100; ++it) {
+        const double dx = step(x);
+        x -= dx;
+        if (std::abs(dx) < 1e-16) break;
+    }
+    return x;
+}
 
+// The n + 1 Legendre-Gauss-Lobatto nodes on [-1, 1], ascending: the ends, and between them Newton
+// on (1 - x^2) P_n'(x) = n (P_{n-1} - x P_n) from the Chebyshev-Gauss-Lobatto nodes.
 std::vector<double> gauss_lobatto_nodes(int n) {
-    if (n < 1) throw std::invalid_argument("dg::gauss_lobatto_nodes: n = " + std::to_string(n) + " < 1");
-    std::vector<double> x(std::size_t(n) + 1);
-    for (int i = 0; i <= n; ++i) {
-        // Newton on (1 - x^2) P_n'(x) = n (P_{n-1} - x P_n), from the Chebyshev-Gauss-Lobatto nodes.
-        double xi = -std::cos(std::numbers::pi * i / n);
-        if (i == 0 || i == n) {
-            x[std::size_t(i)] = i == 0 ? -1 : 1;
-            continue;
-        }
-        for (int it = 0; it < 100; ++it) {
+    std::vector<double> x(n + 1);
+    x[0] = -1;
+    x[n] = 1;
+    for (int i = 1; i < n; ++i)
+        x[i] = newton(-std::cos(std::numbers::pi * i / n), [n](double xi) {
             const auto [pn, pm] = legendre(n, xi);
-            const double step = (xi * pn - pm) / ((n + 1) * pn);
-            xi -= step;
-            if (std::abs(step) < 1e-16) break;
-        }
-        x[std::size_t(i)] = xi;
-    }
+            return (xi * pn - pm) / ((n + 1) * pn);
+        });
     return x;
 }
-
-std::vector<double> gauss_nodes(int n) {
-    const int m = n + 1; // roots of P_m
-    std::vector<double> x(static_cast<std::size_t>(m));
-    for (int i = 0; i < m; ++i) {
-        double xi = -std::cos(std::numbers::pi * (i + 0.75) / (m + 0.5));
-        for (int it = 0; it < 100; ++it) {
-            const auto [pm, pm1] = legendre(m, xi);
-            const double dp = m * (xi * pm - pm1) / (xi * xi - 1);
-            const double step = pm / dp;
-            xi -= step;
-            if (std::abs(step) < 1e-16) break;
-        }
-        x[std::size_t(i)] = xi;
-    }
-    std::sort(x.begin(), x.end());
-    return x;
-}
-
-namespace {
 
 // The warp of the equidistant nodes towards the Gauss-Lobatto ones along one edge, divided by the
 // edge blend 1 - r^2 (book section 6.1): sum_i l_i(r) (r_i^LGL - r_i^eq) / (1 - r^2), l_i the
@@ -154,10 +136,9 @@ double warp_factor(int n, double r, const std::vector<double>& lgl) {
         double li = 1;
         for (int j = 0; j <= n; ++j)
             if (j != i) li *= (r - (-1 + 2.0 * j / n)) / (ri - (-1 + 2.0 * j / n));
-        warp += li * (lgl[std::size_t(i)] - ri);
+        warp += li * (lgl[i] - ri);
     }
-    if (std::abs(r) < 1 - 1e-10) return warp / (1 - r * r);
-    return 0;
+    return std::abs(r) < 1 - 1e-10 ? warp / (1 - r * r) : 0;
 }
 
 // Simplex coordinates (r, s) -> collapsed (a, b).
@@ -165,6 +146,7 @@ std::pair<double, double> rs_to_ab(double r, double s) {
     return {s != 1 ? 2 * (1 + r) / (1 - s) - 1 : -1, s};
 }
 
+// The orthonormal basis function (i, j) on the triangle at collapsed (a, b), and its gradient in r, s.
 double simplex_p(double a, double b, int i, int j) {
     return std::sqrt(2.0) * jacobi_p(a, 0, 0, i) * jacobi_p(b, 2 * i + 1, 0, j) * std::pow(1 - b, i);
 }
@@ -185,6 +167,18 @@ std::pair<double, double> grad_simplex_p(double a, double b, int id, int jd) {
 }
 
 } // namespace
+
+std::vector<double> gauss_nodes(int n) {
+    const int m = n + 1; // the roots of P_m, by Newton (step P_m / P_m') from their asymptotic positions
+    std::vector<double> x(m);
+    for (int i = 0; i < m; ++i)
+        x[i] = newton(-std::cos(std::numbers::pi * (i + 0.75) / (m + 0.5)), [m](double xi) {
+            const auto [pm, pm1] = legendre(m, xi);
+            return pm / (m * (xi * pm - pm1) / (xi * xi - 1));
+        });
+    std::sort(x.begin(), x.end());
+    return x;
+}
 
 ReferenceElement make_reference_element(int order) {
     if (order < 1 || order > max_order)
@@ -214,27 +208,22 @@ ReferenceElement make_reference_element(int order) {
             e.r.push_back(-b2 + b3 - b1);
             e.s.push_back(-b2 - b3 + b1);
         }
-    const double tol = 1e-7;
     for (int i = 0; i < e.np; ++i) {
-        const double r = e.r[std::size_t(i)], s = e.s[std::size_t(i)];
+        const double r = e.r[i], s = e.s[i], tol = 1e-7;
         if (std::abs(s + 1) < tol) e.fmask[0].push_back(i);
         if (std::abs(r + s) < tol) e.fmask[1].push_back(i);
         if (std::abs(r + 1) < tol) e.fmask[2].push_back(i);
     }
-    for (const auto& f : e.fmask)
-        if (int(f.size()) != e.nfp) throw std::logic_error("dg: a face does not hold N + 1 nodes");
     // Vandermonde matrices: V(i, mode) = psi_mode(r_i, s_i), Vr, Vs their derivatives.
-    e.v = Matrix(e.np, e.np);
     Matrix vr(e.np, e.np), vs(e.np, e.np);
+    e.v = vr;
     for (int p = 0; p < e.np; ++p) {
-        const auto [a, b] = rs_to_ab(e.r[std::size_t(p)], e.s[std::size_t(p)]);
+        const auto [a, b] = rs_to_ab(e.r[p], e.s[p]);
         int mode = 0;
         for (int i = 0; i <= n; ++i)
             for (int j = 0; j <= n - i; ++j, ++mode) {
                 e.v(p, mode) = simplex_p(a, b, i, j);
-                const auto [dr, ds] = grad_simplex_p(a, b, i, j);
-                vr(p, mode) = dr;
-                vs(p, mode) = ds;
+                std::tie(vr(p, mode), vs(p, mode)) = grad_simplex_p(a, b, i, j);
             }
     }
     const Matrix vinv = inverse(e.v);
@@ -246,15 +235,14 @@ ReferenceElement make_reference_element(int order) {
     for (int f = 0; f < faces; ++f) {
         Matrix v1(e.nfp, e.nfp);
         for (int i = 0; i < e.nfp; ++i) {
-            const int node = e.fmask[std::size_t(f)][std::size_t(i)];
-            const double t = f == 2 ? e.s[std::size_t(node)] : e.r[std::size_t(node)];
+            const int node = e.fmask[f][i];
             for (int m = 0; m < e.nfp; ++m)
-                v1(i, m) = jacobi_p(t, 0, 0, m);
+                v1(i, m) = jacobi_p(f == 2 ? e.s[node] : e.r[node], 0, 0, m);
         }
         const Matrix m1 = inverse(multiply(v1, transpose(v1)));
         for (int i = 0; i < e.nfp; ++i)
             for (int j = 0; j < e.nfp; ++j)
-                emat(e.fmask[std::size_t(f)][std::size_t(i)], f * e.nfp + j) = m1(i, j);
+                emat(e.fmask[f][i], f * e.nfp + j) = m1(i, j);
     }
     e.lift = multiply(e.v, multiply(transpose(e.v), emat));
     return e;

@@ -20,17 +20,9 @@ struct Matrix {
     double operator()(int i, int j) const { return a[std::size_t(i) * cols + j]; }
 };
 
-Matrix multiply(const Matrix& x, const Matrix& y);
 Matrix transpose(const Matrix& x);
-// Gauss-Jordan with partial pivoting; throws std::runtime_error on a singular matrix.
-Matrix inverse(const Matrix& x);
 
-// The orthonormal Jacobi polynomial P_n^(alpha, beta) at x, and its derivative.
-double jacobi_p(double x, double alpha, double beta, int n);
-double grad_jacobi_p(double x, double alpha, double beta, int n);
-// Legendre-Gauss-Lobatto (n + 1 points, ends included) and Legendre-Gauss (n + 1 points) nodes on
-// [-1, 1], ascending.
-std::vector<double> gauss_lobatto_nodes(int n);
+// The n + 1 Legendre-Gauss nodes on [-1, 1], ascending.
 std::vector<double> gauss_nodes(int n);
 
 // The highest order the example supports (the Warp & Blend alpha table and the kernels' sizes).
