@@ -35,7 +35,8 @@ std::string layout_macros() {
 
 template <class T>
 Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond, const GlobalSum* global)
-    : ctx_(ctx), queue_(ctx.current_queue()), program_(program), precond_(precond), n_(n), global_(global) {
+    : ctx_(ctx), queue_(ctx.current_queue()), program_(program), precond_(precond), n_(n),
+      global_(global && global->processes() > 1 ? global : nullptr) { // one process: nothing to sum
     // The reductions' shape for this device: a power-of-two work-group; a contiguous chunk per
     // work-item on CPUs, a grid-stride loop on GPUs; a few work-groups per compute unit.
     register_shape_problems(); // the reductions' shape may be tuned on first use
