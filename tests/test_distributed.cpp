@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <random>
 
+#include "solver_methods.hpp"
 #include "support.hpp"
 
 using namespace xgpu;
@@ -507,16 +508,8 @@ Host convection(std::int64_t nx, std::int64_t ny) {
     return a;
 }
 
-enum class Method { classic, pipelined, ghysels_vanroose, bicgstab };
-
-template <class Op>
-SolverReport solve(Method m, const Op& a, const Array<double>& b, Array<double>& x, SolverOptions<double> o) {
-    if (m == Method::bicgstab) return bicgstab(a, b, x, o);
-    o.variant = m == Method::classic     ? CgVariant::classic
-                : m == Method::pipelined ? CgVariant::pipelined
-                                         : CgVariant::ghysels_vanroose;
-    return cg(a, b, x, o);
-}
+using test::Method;
+using test::solve;
 
 } // namespace
 

@@ -13,6 +13,7 @@
 #include <xgpu/sparse.hpp>
 #include <xgpu/tune.hpp>
 
+#include "solver_methods.hpp"
 #include "support.hpp"
 
 using namespace xgpu;
@@ -149,24 +150,10 @@ HostCsr<double> scaled_poisson(std::int64_t m, double spread) {
 }
 
 // Every solver the report's claims are checked for: CG's three variants and BiCGStab.
-enum class Method { classic, pipelined, ghysels_vanroose, bicgstab };
-constexpr Method methods[] = {Method::classic, Method::pipelined, Method::ghysels_vanroose, Method::bicgstab};
-const char* name(Method m) {
-    switch (m) {
-    case Method::classic: return "cg";
-    case Method::pipelined: return "pipelined cg";
-    case Method::ghysels_vanroose: return "ghysels-vanroose cg";
-    default: return "bicgstab";
-    }
-}
-template <class Op>
-SolverReport solve(Method m, const Op& a, const Array<double>& b, Array<double>& x, SolverOptions<double> o) {
-    if (m == Method::bicgstab) return bicgstab(a, b, x, o);
-    o.variant = m == Method::classic     ? CgVariant::classic
-                : m == Method::pipelined ? CgVariant::pipelined
-                                         : CgVariant::ghysels_vanroose;
-    return cg(a, b, x, o);
-}
+using test::Method;
+using test::methods;
+using test::name;
+using test::solve;
 
 // The n x n diagonal matrix with entries f(i).
 template <class F> HostCsr<double> diagonal(std::int64_t n, F f) {

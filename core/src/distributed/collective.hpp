@@ -9,6 +9,10 @@
 
 #include "xgpu/distributed.hpp"
 
+// M(T, I) for the value and global index types the layer is instantiated for.
+#define XGPU_DISTRIBUTED_TEMPLATES(M)                                                                                  \
+    M(float, std::int32_t) M(double, std::int32_t) M(float, std::int64_t) M(double, std::int64_t)
+
 namespace xgpu::distributed::detail {
 
 // Every rank calls it with its own outcome (null: fine). Returns where every rank is fine; else

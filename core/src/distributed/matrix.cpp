@@ -604,21 +604,23 @@ template <Real T> void Matrix<T>::apply(T alpha, const Array<T>& x, T beta, Arra
     const auto address = [](const Array<T>& a, std::int64_t at) {
         return reinterpret_cast<T*>(std::uintptr_t(a.buffer().device_address())) + a.offset() + at;
     };
+    // One message a neighbour, the receives posted first: from and into the pinned copies, or the
+    // device arrays themselves where MPI takes device pointers.
     std::size_t k = 0;
-    for (std::size_t i = 0; i < m.recv_ranks.size(); ++i) {
-        const std::int64_t at = m.recv_offsets[i], count = m.recv_offsets[i + 1] - at;
-        T* into = m.cuda_aware ? address(m.ghost_values, at) : static_cast<T*>(m.recv_host.data()) + at;
-        detail::check_mpi(
-            MPI_Irecv(into, int(count), detail::mpi_type<T>(), m.recv_ranks[i], 0, m.comm.comm(), &m.requests[k++]),
-            "MPI_Irecv");
-    }
-    for (std::size_t i = 0; i < m.send_ranks.size(); ++i) {
-        const std::int64_t at = m.send_offsets[i], count = m.send_offsets[i + 1] - at;
-        T* from = m.cuda_aware ? address(m.send_values, at) : static_cast<T*>(m.send_host.data()) + at;
-        detail::check_mpi(
-            MPI_Isend(from, int(count), detail::mpi_type<T>(), m.send_ranks[i], 0, m.comm.comm(), &m.requests[k++]),
-            "MPI_Isend");
-    }
+    const auto post = [&](bool receive, const std::vector<int>& ranks, const std::vector<std::int64_t>& offsets,
+                          const Array<T>& device, void* host) {
+        for (std::size_t i = 0; i < ranks.size(); ++i) {
+            const std::int64_t at = offsets[i], count = offsets[i + 1] - at;
+            T* data = m.cuda_aware ? address(device, at) : static_cast<T*>(host) + at;
+            MPI_Request* r = &m.requests[k++];
+            const MPI_Datatype type = detail::mpi_type<T>();
+            detail::check_mpi(receive ? MPI_Irecv(data, int(count), type, ranks[i], 0, m.comm.comm(), r)
+                                      : MPI_Isend(data, int(count), type, ranks[i], 0, m.comm.comm(), r),
+                              receive ? "MPI_Irecv" : "MPI_Isend");
+        }
+    };
+    post(true, m.recv_ranks, m.recv_offsets, m.ghost_values, m.recv_host.data());
+    post(false, m.send_ranks, m.send_offsets, m.send_values, m.send_host.data());
     if (k > 0) detail::check_mpi(MPI_Waitall(int(k), m.requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     if (m.ghosts() > 0 && !m.cuda_aware)
         m.ghosts_free = q.write_async(m.ghost_values.buffer(), m.recv_host.data(), std::size_t(m.ghosts()) * sizeof(T),
@@ -704,10 +706,7 @@ template class Matrix<double>;
                                const sparse::HostCsr<T, I>&, const Options&);                                          \
     template Matrix<T> Matrix<T>::from_global(const Context&, const Communicator&, const sparse::HostCsr<T, I>&, int,  \
                                               const Options&);
-XGPU_DISTRIBUTED_INDEXED(float, std::int32_t)
-XGPU_DISTRIBUTED_INDEXED(double, std::int32_t)
-XGPU_DISTRIBUTED_INDEXED(float, std::int64_t)
-XGPU_DISTRIBUTED_INDEXED(double, std::int64_t)
+XGPU_DISTRIBUTED_TEMPLATES(XGPU_DISTRIBUTED_INDEXED)
 #undef XGPU_DISTRIBUTED_INDEXED
 
 } // namespace xgpu::distributed

@@ -150,10 +150,7 @@ template <Real T, sparse::Index I> RowPartition metis_partition(const sparse::Ho
 }
 
 #define XGPU_DISTRIBUTED_METIS(T, I) template RowPartition metis_partition(const sparse::HostCsr<T, I>&, int);
-XGPU_DISTRIBUTED_METIS(float, std::int32_t)
-XGPU_DISTRIBUTED_METIS(double, std::int32_t)
-XGPU_DISTRIBUTED_METIS(float, std::int64_t)
-XGPU_DISTRIBUTED_METIS(double, std::int64_t)
+XGPU_DISTRIBUTED_TEMPLATES(XGPU_DISTRIBUTED_METIS)
 #undef XGPU_DISTRIBUTED_METIS
 
 } // namespace xgpu::distributed
