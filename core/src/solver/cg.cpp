@@ -253,9 +253,9 @@ template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, A
             rows = v[0];
             gpus = v[1] == a.global->processes();
         }
-        variant = b.empty() && !a.global ? CgVariant::classic
-                                         : automatic_variant(std::uint64_t(rows),
-                                                             gpus ? DeviceType::gpu : DeviceType::cpu);
+        variant = b.empty() && !a.global
+                      ? CgVariant::classic
+                      : automatic_variant(std::uint64_t(rows), gpus ? DeviceType::gpu : DeviceType::cpu);
     }
     switch (variant) {
     case CgVariant::pipelined: return solve<ChronopoulosGear<T>>(a, b, x, o);
