@@ -67,7 +67,7 @@ for step in $steps; do
     cat "$out/bench.txt"
     ;;
   dg)
-    # The DG example at each order as docs/dg.md's table runs it (about 2 million dofs), f64 and
+    # The DG example at each order (about 2 million dofs), f64 and
     # f32, on both backends: its default against XGPU_AUTOTUNE=on (tuned on the mesh itself).
     : >"$out/dg.txt"
     for b in cuda opencl; do
