@@ -4,20 +4,26 @@
 
 namespace xgpu::test {
 
+std::vector<Context> selected_contexts(const std::function<Context(const std::string& backend)>& make) {
+    std::vector<Context> out;
+    const char* backend = std::getenv("XGPU_BACKEND");
+    const char* device = std::getenv("XGPU_DEVICE");
+    if ((backend && *backend && std::string(backend) != "auto") || (device && *device)) {
+        out.push_back(make(""));
+    } else {
+        for (const auto& b : backends())
+            if (b.available && !b.devices.empty()) out.push_back(make(b.name));
+    }
+    if (out.empty()) throw Error("no xgpu backend is available to test on");
+    return out;
+}
+
 const std::vector<Context>& contexts() {
     // Never destroyed, and finished at exit: PoCL was seen to crash when a context went away at
     // exit while its worker thread still compiled a queued kernel.
     static const std::vector<Context>& all = *new std::vector<Context>([] {
-        std::vector<Context> out;
-        const char* backend = std::getenv("XGPU_BACKEND");
-        const char* device = std::getenv("XGPU_DEVICE");
-        if ((backend && *backend && std::string(backend) != "auto") || (device && *device)) {
-            out.push_back(Context::from_env());
-        } else {
-            for (const auto& b : backends())
-                if (b.available) out.push_back(Context::create(b.name));
-        }
-        if (out.empty()) throw Error("no xgpu backend is available to test on");
+        auto out = selected_contexts(
+            [](const std::string& b) { return b.empty() ? Context::from_env() : Context::create(b); });
         std::atexit([] {
             for (const auto& c : contexts())
                 c.queue().finish();

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <system_error>
@@ -16,6 +17,9 @@ namespace xgpu::test {
 // With XGPU_BACKEND (or XGPU_DEVICE) set: the one context the environment selects. Otherwise one context per
 // backend that is available here (its default device). Created once per process.
 const std::vector<Context>& contexts();
+// The same choice with contexts made by `make`: make("") for the one the environment selects,
+// make(name) for each available backend with a device.
+std::vector<Context> selected_contexts(const std::function<Context(const std::string& backend)>& make);
 
 // A random generator seeded afresh each run; the seed is printed when a check fails.
 std::mt19937_64& rng();

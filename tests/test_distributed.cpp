@@ -29,19 +29,8 @@ const dist::Communicator& world() {
 // What each rank tests on: its device (device_context) on each available backend, or on the one
 // the environment selects. The same list on every rank, so their collectives line up.
 const std::vector<Context>& rank_contexts() {
-    static const std::vector<Context>& all = *new std::vector<Context>([] {
-        std::vector<Context> out;
-        const char* backend = std::getenv("XGPU_BACKEND");
-        const char* device = std::getenv("XGPU_DEVICE");
-        if ((backend && *backend && std::string(backend) != "auto") || (device && *device)) {
-            out.push_back(dist::device_context(world()));
-        } else {
-            for (const auto& b : backends())
-                if (b.available && !b.devices.empty()) out.push_back(dist::device_context(world(), b.name));
-        }
-        if (out.empty()) throw Error("no xgpu backend is available to test on");
-        return out;
-    }());
+    static const std::vector<Context>& all = *new std::vector<Context>(
+        test::selected_contexts([](const std::string& b) { return dist::device_context(world(), b); }));
     return all;
 }
 
