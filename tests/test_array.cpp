@@ -300,6 +300,20 @@ TEST_CASE("reshape, ravel, copy, astype, arange, full and broadcasting") {
         CHECK(flat.get() == want);
         auto f = t.astype<float>();
         CHECK(f.get() == std::vector<float>(want.begin(), want.end()));
+        // A reshape that splits or merges only contiguous runs of a strided view is a view (as
+        // numpy's): the last 6 columns of a 2 x 12 array as 2 x 2 x 3, written through.
+        auto wide = arange<std::int32_t>(ctx, 24).reshape({2, 12});
+        auto part = wide(_, slice(6, 12)).reshape({2, 2, 3});
+        CHECK(part.buffer() == wide.buffer());
+        CHECK(part.strides() == Strides{12, 3, 1});
+        part.fill(-1);
+        std::vector<std::int32_t> wide_want(24);
+        for (int i = 0; i < 24; ++i)
+            wide_want[std::size_t(i)] = i % 12 >= 6 ? -1 : i;
+        CHECK(wide.get() == wide_want);
+        // Merging axes that do not continue each other copies; every other column does.
+        CHECK(wide(_, slice(0, 6)).reshape({12}).buffer() != wide.buffer());
+        CHECK(wide(_, slice(0, 12, 2)).reshape({12}).strides() == Strides{2});
         auto c = m.copy();
         c.fill(5);
         CHECK(a.get() == h); // the copy does not share

@@ -70,9 +70,13 @@ Buffer::Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, Mapped) : Buffer
     }
 }
 
+Buffer::Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, CUdeviceptr address, std::shared_ptr<void> o)
+    : BufferImpl(ctx, bytes), pointer(address), owner(std::move(o)) {}
+
 Buffer::~Buffer() {
     // A destructor cannot throw: a failure here (a context already broken by a faulting kernel)
     // was reported by the call that met it first.
+    if (owner) return; // adopted: its owner frees it
     if (host) {
         if (static_cast<Context&>(*context).try_make_current()) api::cuMemFreeHost(host);
         return;
@@ -83,6 +87,14 @@ Buffer::~Buffer() {
 
 std::shared_ptr<detail::BufferImpl> Context::alloc_mapped(std::size_t bytes) {
     return std::make_shared<Buffer>(self(), bytes, Buffer::Mapped{});
+}
+
+std::shared_ptr<detail::BufferImpl> Context::adopt(std::uint64_t address, std::size_t bytes,
+                                                   std::shared_ptr<void> owner) {
+    make_current();
+    // The other library's work on its streams (which need not wait for ours) completes first.
+    check(api::cuCtxSynchronize(), "cuCtxSynchronize", "adopting another library's device memory");
+    return std::make_shared<Buffer>(self(), bytes, CUdeviceptr(address), std::move(owner));
 }
 
 std::shared_ptr<void> Context::alloc_host(std::size_t bytes) {

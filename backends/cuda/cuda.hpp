@@ -72,6 +72,8 @@ public:
     std::shared_ptr<detail::BufferImpl> alloc(std::size_t bytes) override;
     std::shared_ptr<void> alloc_host(std::size_t bytes) override;
     std::shared_ptr<detail::BufferImpl> alloc_mapped(std::size_t bytes) override;
+    std::shared_ptr<detail::BufferImpl> adopt(std::uint64_t address, std::size_t bytes,
+                                              std::shared_ptr<void> owner) override;
     std::string preamble() const override;
     std::string build_identity() const override { return identity_; }
     detail::BuildResult build(const std::string& source, const std::vector<std::string>& options) override;
@@ -123,9 +125,12 @@ public:
     // Page-locked host memory mapped for the device (Context::alloc_mapped).
     struct Mapped {};
     Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, Mapped);
+    // Memory another library allocated (Context::adopt): `owner` keeps it; never freed here.
+    Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, CUdeviceptr address, std::shared_ptr<void> owner);
     ~Buffer() override;
     std::uint64_t device_address() const override { return std::uint64_t(pointer); }
     CUdeviceptr pointer = 0; // 0 for a zero-byte buffer
+    std::shared_ptr<void> owner;
 };
 
 // An image (image.cpp): a CUDA array, with the texture objects made for it, one per sampler, and

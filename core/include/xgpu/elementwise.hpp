@@ -82,9 +82,11 @@ public:
 
     const std::string& source() const { return source_; }
 
-private:
+    // The same with the arguments already bound (over `range` where it is not null): for callers
+    // that hold their arguments at run time, as the Python module does.
     void launch(const Slice* range, const std::vector<detail::BoundArg>& args) const;
 
+private:
     Context ctx_;
     std::string name_, source_;
     detail::UserArguments args_;

@@ -9,6 +9,7 @@
 
 #include "../codegen/elementwise.hpp"
 #include "../codegen/skeleton.hpp"
+#include "xgpu/detail/dynamic.hpp"
 #include "xgpu/image.hpp"
 
 namespace xgpu {
@@ -121,6 +122,20 @@ template <class Param> std::vector<Param> parse(const std::string& arguments) {
 
 UserArguments::UserArguments(const std::string& declarations, const std::string& kernel_name)
     : params_(parse<Param>(declarations)), kernel_(kernel_name) {}
+
+std::vector<DeclaredArgument> declared_arguments(const std::string& declarations) {
+    struct Param {
+        std::string declaration, name, type;
+        bool pointer = false;
+        DType dtype{};
+        unsigned image = 0;
+        bool writable = false;
+    };
+    std::vector<DeclaredArgument> out;
+    for (const auto& p : parse<Param>(declarations))
+        out.push_back({p.name, p.pointer, p.image ? std::nullopt : std::optional<DType>(p.dtype)});
+    return out;
+}
 
 namespace {
 std::string array_decl(const std::string& declaration, const std::string& name) {

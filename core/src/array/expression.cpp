@@ -12,6 +12,7 @@
 #include "generator.hpp"
 #include "tuning.hpp"
 #include "xgpu/array.hpp"
+#include "xgpu/detail/dynamic.hpp"
 
 namespace xgpu::detail {
 
@@ -106,6 +107,11 @@ NodePtr op_node(const char* fn, DType type, NodePtr a, NodePtr b, NodePtr c) {
     if (rule != type)
         throw std::logic_error(fmt::format("xgpu: internal: {} of {} gives {} by the table, {} by the expression", fn,
                                            name(a->type), name(rule), name(type)));
+    // An operation without code for its operands' kind is refused when the statement is written,
+    // not later when it is computed.
+    for (const Node* n : {a.get(), b.get(), c.get()})
+        if (n && kind(n->type) == Kind::complex && !op.complex)
+            throw InvalidArgument(fmt::format("xgpu: {} is not defined for {} arrays", op.name, name(n->type)));
     if (b && op.name == "pow") check_integer_power(type, *b);
     auto n = std::make_shared<Node>();
     n->op = c ? Node::Op::ternary : b ? Node::Op::binary : Node::Op::unary;
@@ -116,6 +122,12 @@ NodePtr op_node(const char* fn, DType type, NodePtr a, NodePtr b, NodePtr c) {
     n->b = std::move(b);
     n->c = std::move(c);
     return n;
+}
+
+NodePtr op_node_auto(std::string_view fn, NodePtr a, NodePtr b, NodePtr c) {
+    const codegen::Operation& op = codegen::operation(fn, c ? 3 : b ? 2 : 1);
+    const DType type = codegen::result_type(op, a->type, b ? b->type : a->type, c ? c->type : a->type);
+    return op_node(op.name.data(), type, std::move(a), std::move(b), std::move(c)); // the table's names end in '\0'
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -168,17 +169,63 @@ ArrayDesc view(const ArrayDesc& a, std::span<const Index> index) {
     return v;
 }
 
+namespace {
+// The strides that let `shape` view the elements of (old_shape, old_strides) in C order without a
+// copy, where there are such (numpy's _attempt_nocopy_reshape): each run of old axes that merges
+// or splits into new axes must itself be C-contiguous.
+std::optional<Strides> reshape_strides(const Shape& old_shape, const Strides& old_strides, const Shape& shape) {
+    Shape od;
+    Strides os;
+    for (std::size_t k = 0; k < old_shape.size(); ++k)
+        if (old_shape[k] != 1) {
+            od.push_back(old_shape[k]);
+            os.push_back(old_strides[k]);
+        }
+    Strides ns(shape.size(), 0);
+    std::size_t oi = 0, oj = 1, ni = 0, nj = 1;
+    while (ni < shape.size() && oi < od.size()) {
+        std::size_t np = shape[ni], op = od[oi];
+        while (np != op) {
+            if (np < op) {
+                if (nj >= shape.size()) return std::nullopt;
+                np *= shape[nj++];
+            } else {
+                if (oj >= od.size()) return std::nullopt;
+                op *= od[oj++];
+            }
+        }
+        for (std::size_t ok = oi; ok + 1 < oj; ++ok)
+            if (os[ok] != std::int64_t(od[ok + 1]) * os[ok + 1]) return std::nullopt;
+        ns[nj - 1] = os[oj - 1];
+        for (std::size_t nk = nj - 1; nk > ni; --nk)
+            ns[nk - 1] = ns[nk] * std::int64_t(shape[nk]);
+        ni = nj++;
+        oi = oj++;
+    }
+    const std::int64_t last = ni >= 1 ? ns[ni - 1] : 1;
+    for (std::size_t nk = ni; nk < shape.size(); ++nk)
+        ns[nk] = last;
+    return ns;
+}
+} // namespace
+
 ArrayDesc reshape(const ArrayDesc& a, const Shape& shape) {
     if (shape_size(shape) != a.size())
         throw ShapeError(fmt::format("xgpu: cannot reshape an array of shape {} ({} elements) into shape {}",
                                      to_string(a.shape), a.size(), to_string(shape)));
-    if (a.is_c_contiguous()) {
+    if (a.is_c_contiguous() || a.size() == 0) {
         ArrayDesc v = a;
         v.shape = shape;
         v.strides = contiguous_strides(shape, Order::C);
         return v;
     }
-    // Not expressible as a view in general: copy to C order first, as numpy does.
+    if (auto strides = reshape_strides(a.shape, a.strides, shape)) {
+        ArrayDesc v = a;
+        v.shape = shape;
+        v.strides = std::move(*strides);
+        return v;
+    }
+    // Not expressible as a view: copy to C order first, as numpy does.
     ArrayDesc c = make_array(a.context, a.dtype, a.shape, Order::C);
     assign(c, a);
     c.shape = shape;

@@ -164,6 +164,14 @@ public:
     // Page-locked host memory that kernels read and write like a buffer (BufferImpl::host is the
     // host's view); null where the backend has none (then DeviceInfo::mapped_memory is false).
     virtual std::shared_ptr<BufferImpl> alloc_mapped(std::size_t) { return nullptr; }
+    // Device memory another library allocated on this device (DLPack's import): `bytes` at
+    // `address`, kept alive by `owner` and never freed here; null where the backend's buffers
+    // have no addresses (OpenCL). The device's work enqueued so far has completed when it returns,
+    // so that every queue sees the other library's writes.
+    virtual std::shared_ptr<BufferImpl> adopt(std::uint64_t /*address*/, std::size_t /*bytes*/,
+                                              std::shared_ptr<void> /*owner*/) {
+        return nullptr;
+    }
     // Images: whether the device takes `format` for images of `dims` dimensions (written by
     // kernels where `writable`), and a new image (contents undefined).
     virtual bool image_format_supported(const ImageFormat& format, unsigned dims, bool writable) = 0;
