@@ -14,10 +14,6 @@ namespace dg {
 
 namespace {
 
-int element_nodes(int order) {
-    return (order + 1) * (order + 2) / 2;
-}
-
 // The volume kernel's work-items a group and local memory in values.
 std::size_t volume_items(int np, const VolumeShape& v) {
     return v.form == 3 ? std::size_t(v.vepb) * 4 : std::size_t(v.vepb) * ((np + v.npw - 1) / v.npw);
@@ -25,22 +21,6 @@ std::size_t volume_items(int np, const VolumeShape& v) {
 std::size_t volume_local_values(int np, const VolumeShape& v) {
     const std::size_t ks = (np + 3) / 4, us = (4 * ks + 11) / 16 * 16 + 4; // form 3's rows (volume.kernel)
     return v.form == 3 ? std::size_t(v.vepb) * (3 * us + 4) : 3 * std::size_t(v.vepb) * (v.form == 1 ? np | 1 : np);
-}
-
-// Why `v` cannot run (an empty string: it can): the form's own rules.
-std::string volume_shape_error(int np, const VolumeShape& v, bool f64_mma) {
-    const auto n = [](int x) { return std::to_string(x); };
-    if (v.form != 0 && v.form != 1 && v.form != 3) return "volume kernel form " + n(v.form) + " is not 0, 1 or 3";
-    if (v.form == 3 && !f64_mma)
-        return "volume kernel form 3 (tensor cores) needs f64 on an NVIDIA device of compute capability 8.0 or later";
-    if (v.npw < 1 || v.npw > np) return "nodes per work-item " + n(v.npw) + " outside 1.." + n(np);
-    if (v.form == 1 && 4 * v.npw < np)
-        return "volume kernel form 1 splits an element among at most 4 work-items, not " + n((np + v.npw - 1) / v.npw);
-    if (v.vepb < 1) return "volume elements per group " + n(v.vepb) + " < 1";
-    if (v.form == 3 && (v.npw != 1 || v.vepb % 8 || v.vb < 1))
-        return "volume kernel form 3 takes 1 node per work-item, a multiple of 8 elements per group and batches >= 1";
-    if (v.form != 3 && v.vb) return "volume batches " + n(v.vb) + " (only form 3 takes them)";
-    return "";
 }
 
 // Dr and Ds as form 3 reads them: for node tile nt (8 rows), column step ks (4 columns) and matrix
@@ -67,7 +47,7 @@ std::vector<double> mma_fragments(const ReferenceElement& ref) {
 // F NPW VEPB VB` (M for about 2 million dofs, XGPU_AUTOTUNE=off) on CUDA and NVIDIA's OpenCL,
 // which agree within a few per cent; XGPU_AUTOTUNE=on searches the same space on the device at hand.
 VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
-    const int np = element_nodes(order);
+    const int np = (order + 1) * (order + 2) / 2;
     if (cpu) return {0, 1, 0, 0};
     // f64 N = 4-7 on the tensor cores (form 3): 16 or 32 elements a group, 4 batches at N = 4.
     if (f64 && mma && order >= 4 && order <= 7) return {3, 1, order == 5 || order == 6 ? 16 : 32, order == 4 ? 4 : 1};
@@ -83,7 +63,7 @@ VolumeShape default_volume_shape(int order, bool cpu, bool f64, bool mma) {
 }
 
 SurfaceShape default_surface_shape(int order, bool cpu, bool f64) {
-    const int np = element_nodes(order);
+    const int np = (order + 1) * (order + 2) / 2;
     if (cpu) return {std::max(1, 32 / np), 0, 0};
     // At most 256 work-items (NVIDIA's OpenCL allows no more for this kernel); chosen by `dg
     // --surface EPB SB SV` runs as above (N = 3 and 8: about 128 work-items, not swept).
@@ -116,18 +96,26 @@ std::string kernel_source(const ReferenceElement& ref, bool f64) {
 
 xgpu::KernelTemplate::Parameters kernel_parameters(const ReferenceElement& ref, bool f64, const VolumeShape& v,
                                                    const SurfaceShape& s) {
-    // clang-format off
-    return {{"T", f64 ? "double" : "float"}, {"NP", ref.np}, {"NFP", ref.nfp}, {"TV", f64 ? "double2" : "float4"},
-            {"TVN", f64 ? 2 : 4}, {"EPB", s.epb}, {"SB", s.sb}, {"SV", s.sv},
-            {"FORM", v.form}, {"NPW", v.npw}, {"VEPB", v.vepb}, {"VB", v.vb}};
-    // clang-format on
+    return {{"T", f64 ? "double" : "float"},
+            {"NP", ref.np},
+            {"NFP", ref.nfp},
+            {"TV", f64 ? "double2" : "float4"},
+            {"TVN", f64 ? 2 : 4},
+            {"EPB", s.epb},
+            {"SB", s.sb},
+            {"SV", s.sv},
+            {"FORM", v.form},
+            {"NPW", v.npw},
+            {"VEPB", v.vepb},
+            {"VB", v.vb}};
 }
 
 DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options)
     : ctx_(ctx), d_(&d), f64_(options.precision == "f64") {
     const auto& ref = d.ref;
     const auto& info = ctx.device().info();
-    const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu, mma = f64_ && has_mma_f64(info);
+    const bool cpu = ctx.device().type() == xgpu::DeviceType::cpu;
+    mma_f64_ = f64_ && has_mma_f64(info);
     const auto refuse = [](const std::string& why) { throw xgpu::InvalidArgument("dg: " + why); };
     if (!f64_ && options.precision != "f32") refuse("precision '" + options.precision + "' is neither f32 nor f64");
     if (f64_ && !ctx.device().has_fp64()) refuse("precision f64 on " + info.name + ", which has no double precision");
@@ -139,29 +127,15 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
 
     // The launch shapes: as given, else the defaults (the volume's then through the tuner, below).
     ss_ = options.surface.value_or(default_surface_shape(ref.order, cpu, f64_));
-    if (ss_.epb < 1 || ss_.sb < 0 || ss_.sv < 0 || ss_.sv > 1)
-        refuse("surface shape " + std::to_string(ss_.epb) + " " + std::to_string(ss_.sb) + " " +
-               std::to_string(ss_.sv) + ": elements per group >= 1, batches >= 0, vector 0 or 1");
-    vs_ = options.volume.value_or(default_volume_shape(ref.order, cpu, f64_, mma));
-    if (vs_.vepb == 0) vs_.vepb = vs_.form ? 32 : std::max(1, ss_.epb * np / ((np + vs_.npw - 1) / vs_.npw));
-    if (const auto why = volume_shape_error(np, vs_, mma); !why.empty()) refuse(why);
-    const std::size_t value = f64_ ? 8 : 4, nfn = faces * std::size_t(ref.nfp), tvn = 16 / value;
-    for (const auto& [items, what] :
-         {std::pair{volume_items(np, vs_), "volume"}, std::pair{std::size_t(ss_.epb) * np, "surface"}})
-        if (items > info.max_work_group_size)
-            refuse("the " + std::string(what) + " kernel's " + std::to_string(items) +
-                   " work-items a group exceed the device's work-group size " +
-                   std::to_string(info.max_work_group_size));
-    const std::size_t local = value * std::max(volume_local_values(np, vs_),
-                                               3 * std::size_t(ss_.epb) * (ss_.sv ? (nfn + tvn - 1) / tvn * tvn : nfn));
-    if (local > info.static_local_memory)
-        refuse("the kernels need " + std::to_string(local) + " bytes of local memory, the device offers " +
-               std::to_string(info.static_local_memory));
+    vs_ = options.volume.value_or(default_volume_shape(ref.order, cpu, f64_, mma_f64_));
+    if (vs_.vepb == 0 && vs_.npw >= 1)
+        vs_.vepb = vs_.form ? 32 : std::max(1, ss_.epb * np / ((np + vs_.npw - 1) / vs_.npw));
+    if (const auto why = shape_error(vs_); !why.empty()) refuse(why);
 
     // The operator's data: matrices transposed (the work-items of an element read consecutive
     // entries), the geometric factors an element and a face, the face maps.
     dr_ = upload(transpose(ref.dr).a);
-    if (mma) mma_ = upload(mma_fragments(ref));
+    if (mma_f64_) mma_ = upload(mma_fragments(ref));
     ds_ = upload(transpose(ref.ds).a);
     lift_ = upload(transpose(ref.lift).a);
     std::vector<double> vgeo, sgeo;
@@ -179,15 +153,14 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     // Its loads come before its stores: the arrays' pointers may alias, so a load after a store
     // could not be moved ahead of it.
     const std::size_t n = fields * d.nodes();
-    const std::string t = f64_ ? "double" : "float";
-    const auto zeros = [&](auto zero) {
-        using T = decltype(zero);
+    const auto zeros = [&]<class T>(T) {
         return Fields<T>{xgpu::zeros<T>(ctx, {n}), xgpu::zeros<T>(ctx, {n}), xgpu::zeros<T>(ctx, {n})};
     };
     if (f64_)
         fields_ = zeros(0.0);
     else
         fields_ = zeros(0.0f);
+    const std::string t = f64_ ? "double" : "float";
     update_.emplace(ctx, t + " a, " + t + " b, " + t + " dt, " + t + "* q, " + t + "* res, const " + t + "* rhs",
                     "const " + t + " r = a * res[i] + dt * rhs[i], qi = q[i]; res[i] = r; q[i] = qi + b * r",
                     "dg_update");
@@ -200,12 +173,43 @@ DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, 
     volume_ = xgpu::KernelTemplate(ctx, source_, "dg_volume").get(params);
 }
 
+// Why the volume shape `v` and the surface shape ss_ cannot run on this device (an empty string:
+// they can): the shapes' own rules, then the work-groups' sizes and their local memory.
+std::string DeviceMaxwell::shape_error(const VolumeShape& v) const {
+    const auto& info = ctx_.device().info();
+    const int np = d_->ref.np;
+    const auto n = [](auto x) { return std::to_string(x); };
+    if (ss_.epb < 1 || ss_.sb < 0 || ss_.sv < 0 || ss_.sv > 1)
+        return "surface shape " + n(ss_.epb) + " " + n(ss_.sb) + " " + n(ss_.sv) +
+               ": elements per group >= 1, batches >= 0, vector 0 or 1";
+    if (v.form != 0 && v.form != 1 && v.form != 3) return "volume kernel form " + n(v.form) + " is not 0, 1 or 3";
+    if (v.form == 3 && !mma_f64_)
+        return "volume kernel form 3 (tensor cores) needs f64 on an NVIDIA device of compute capability 8.0 or later";
+    if (v.npw < 1 || v.npw > np) return "nodes per work-item " + n(v.npw) + " outside 1.." + n(np);
+    if (v.form == 1 && 4 * v.npw < np)
+        return "volume kernel form 1 splits an element among at most 4 work-items, not " + n((np + v.npw - 1) / v.npw);
+    if (v.vepb < 1) return "volume elements per group " + n(v.vepb) + " < 1";
+    if (v.form == 3 && (v.npw != 1 || v.vepb % 8 || v.vb < 1))
+        return "volume kernel form 3 takes 1 node per work-item, a multiple of 8 elements per group and batches >= 1";
+    if (v.form != 3 && v.vb) return "volume batches " + n(v.vb) + " (only form 3 takes them)";
+    for (const auto& [items, what] :
+         {std::pair{volume_items(np, v), "volume"}, std::pair{std::size_t(ss_.epb) * np, "surface"}})
+        if (items > info.max_work_group_size)
+            return "the " + std::string(what) + " kernel's " + n(items) +
+                   " work-items a group exceed the device's work-group size " + n(info.max_work_group_size);
+    const std::size_t value = f64_ ? 8 : 4, nfn = faces * std::size_t(d_->ref.nfp), tvn = 16 / value;
+    const std::size_t local = value * std::max(volume_local_values(np, v),
+                                               3 * std::size_t(ss_.epb) * (ss_.sv ? (nfn + tvn - 1) / tvn * tvn : nfn));
+    if (local > info.static_local_memory)
+        return "the kernels need " + n(local) + " bytes of local memory, the device offers " +
+               n(info.static_local_memory);
+    return "";
+}
+
 // The volume shape per XGPU_AUTOTUNE (xgpu/tune.hpp): the database's entry, or tuned now on this
 // mesh, or the default (vs_) as it stands.
 void DeviceMaxwell::choose_volume_shape() {
     const int np = d_->ref.np;
-    const auto& info = ctx_.device().info();
-    const bool mma = f64_ && has_mma_f64(info);
     // Nodes a work-item: a few small counts and an element in 1-4 parts; elements a group: powers of 2.
     std::set<std::int64_t> npw{vs_.npw}, vepb{1, 2, 4, 8, 16, 32, 64, 128, vs_.vepb};
     for (const std::int64_t w : {1, 2, 3, 4, 6, (np + 3) / 4, (np + 2) / 3, (np + 1) / 2, np})
@@ -218,12 +222,10 @@ void DeviceMaxwell::choose_volume_shape() {
     const auto shape = [](const xgpu::tune::Point& p) {
         return VolumeShape{int(p.at("FORM")), int(p.at("NPW")), int(p.at("VEPB")), int(p.at("VB"))};
     };
-    const std::size_t value = f64_ ? 8 : 4;
-    space.valid = [=, &info](const xgpu::tune::Point& p) {
+    // The shapes that run here, less form 1 under 16 elements a group and groups over 1024 work-items.
+    space.valid = [this, np, shape](const xgpu::tune::Point& p) {
         const VolumeShape v = shape(p);
-        const std::size_t items = volume_items(np, v);
-        return volume_shape_error(np, v, mma).empty() && (v.form != 1 || v.vepb >= 16) && items <= 1024 &&
-               items <= info.max_work_group_size && value * volume_local_values(np, v) <= info.static_local_memory;
+        return shape_error(v).empty() && (v.form != 1 || v.vepb >= 16) && volume_items(np, v) <= 1024;
     };
     const auto problem = [&] {
         // Timed on this operator's mesh, from rough values (the state goes back to zero after).
@@ -261,17 +263,13 @@ xgpu::Buffer DeviceMaxwell::upload(const std::vector<double>& values) const {
 // The kernels take the arrays' buffers: each array is a whole allocation (offset 0), which the
 // kernels index from its start.
 const xgpu::Buffer& DeviceMaxwell::buffer(int which) const {
-    return std::visit(
-        [which](const auto& f) -> const xgpu::Buffer& {
-            return (which == 0 ? f.q : which == 1 ? f.res : f.rhs).buffer();
-        },
-        fields_);
+    return std::visit([which](const auto& f) -> const xgpu::Buffer& { return f[which].buffer(); }, fields_);
 }
 
 std::vector<double> DeviceMaxwell::download(int which) const {
     return std::visit(
         [which](const auto& f) {
-            const auto v = (which == 0 ? f.q : which == 1 ? f.res : f.rhs).get();
+            const auto v = f[which].get();
             return std::vector<double>(v.begin(), v.end());
         },
         fields_);
@@ -282,11 +280,9 @@ void DeviceMaxwell::set_state(const std::vector<double>& q) {
         throw xgpu::InvalidArgument("dg: a state of " + std::to_string(q.size()) + " values, expected " +
                                     std::to_string(fields * d_->nodes()));
     std::visit(
-        [&q](const auto& f) {
-            using T = typename std::remove_cvref_t<decltype(f.q)>::value_type;
-            const std::vector<T> v(q.begin(), q.end());
-            f.q.set(std::span<const T>(v));
-            f.res.fill(T(0));
+        [&q]<class T>(const Fields<T>& f) {
+            f[0].set(std::span<const T>(std::vector<T>(q.begin(), q.end())));
+            f[1].fill(T(0));
         },
         fields_);
 }
@@ -306,12 +302,7 @@ void DeviceMaxwell::surface() const {
 }
 
 void DeviceMaxwell::update(double a, double b, double dt) const {
-    std::visit(
-        [&](const auto& f) {
-            using T = typename std::remove_cvref_t<decltype(f.q)>::value_type;
-            (*update_)(T(a), T(b), T(dt), f.q, f.res, f.rhs);
-        },
-        fields_);
+    std::visit([&]<class T>(const Fields<T>& f) { (*update_)(T(a), T(b), T(dt), f[0], f[1], f[2]); }, fields_);
 }
 
 void DeviceMaxwell::step(double dt) const {
@@ -321,20 +312,12 @@ void DeviceMaxwell::step(double dt) const {
     }
 }
 
-KernelCost DeviceMaxwell::volume_cost() const {
-    const double np = d_->ref.np, k = k_, w = f64_ ? 8 : 4;
-    return {k * np * (8 * np + 13), w * (k * (6 * np + 4) + 2 * np * np)};
-}
-
-KernelCost DeviceMaxwell::surface_cost() const {
-    const double np = d_->ref.np, nfn = faces * d_->ref.nfp, k = k_, w = f64_ ? 8 : 4;
-    return {k * (nfn * 24 + np * (6 * nfn + 3)),
-            k * (nfn * (2 * 4 + 6 * w) + faces * 3 * w + 6 * np * w) + w * nfn * np};
-}
-
-KernelCost DeviceMaxwell::update_cost() const {
-    const double n = fields * double(knp_);
-    return {5 * n, 5 * n * (f64_ ? 8 : 4)};
+std::array<KernelCost, 3> DeviceMaxwell::costs() const {
+    const double np = d_->ref.np, nfn = faces * d_->ref.nfp, k = k_, w = f64_ ? 8 : 4, n = fields * double(knp_);
+    return {
+        KernelCost{k * np * (8 * np + 13), w * (k * (6 * np + 4) + 2 * np * np)},
+        {k * (nfn * 24 + np * (6 * nfn + 3)), k * (nfn * (2 * 4 + 6 * w) + faces * 3 * w + 6 * np * w) + w * nfn * np},
+        {5 * n, 5 * n * w}};
 }
 
 } // namespace dg

@@ -8,6 +8,7 @@
 //   auto q = op.state();
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,26 +92,23 @@ public:
     void surface() const;
     void update(double a, double b, double dt) const; // res = a res + dt rhs; q += b res
 
-    KernelCost volume_cost() const;
-    KernelCost surface_cost() const;
-    KernelCost update_cost() const;
+    std::array<KernelCost, 3> costs() const; // volume, surface, update
 
     const VolumeShape& volume_shape() const { return vs_; }
     const SurfaceShape& surface_shape() const { return ss_; }
 
 private:
-    // The state, the residual and the right-hand side: three blocks (Hx, Hy, Ez) of K NP values
-    // each, in the kernels' precision.
-    template <class T> struct Fields { xgpu::Array<T> q, res, rhs; };
+    // The state q, the residual and the right-hand side (0, 1, 2): three blocks (Hx, Hy, Ez) of
+    // K NP values each, in the kernels' precision.
+    template <class T> using Fields = std::array<xgpu::Array<T>, 3>;
     std::variant<Fields<float>, Fields<double>> fields_;
 
     xgpu::Context ctx_;
-    xgpu::Queue queue_;
     const Discretization* d_;
     VolumeShape vs_;
     SurfaceShape ss_;
     std::string source_;
-    bool f64_ = true;
+    bool f64_ = true, mma_f64_ = false;
     std::int32_t k_ = 0, knp_ = 0;
     xgpu::Kernel volume_, surface_;
     std::optional<xgpu::ElementwiseKernel> update_;
@@ -118,10 +116,11 @@ private:
     // tensor cores), the geometric factors and the face maps.
     xgpu::Buffer dr_, ds_, lift_, mma_, vgeo_, sgeo_, vmap_m_, vmap_p_;
 
-    void choose_volume_shape(); // through xgpu::tune
+    std::string shape_error(const VolumeShape& v) const; // empty where `v` and ss_ can run here
+    void choose_volume_shape();                          // through xgpu::tune
     void launch_volume(const xgpu::Kernel& k, const VolumeShape& v) const;
     xgpu::Buffer upload(const std::vector<double>& values) const;
-    const xgpu::Buffer& buffer(int which) const; // 0: q, 1: res, 2: rhs
+    const xgpu::Buffer& buffer(int which) const;
     std::vector<double> download(int which) const;
 };
 

@@ -1,7 +1,6 @@
 // 2-D transverse-magnetic Maxwell in the perfectly conducting square, discretised by nodal DG
-// with the upwind flux (book section 6.5), on the host: the reference right-hand side the device
-// kernels are checked against and the CPU baseline; the cavity mode and its exact solution; the
-// L2 error and energy in the DG mass norm; the time step; the five-stage low-storage RK4.
+// with the upwind flux (book section 6.5): the cavity mode and its exact solution, the L2 error in
+// the DG mass norm, the time step and the five-stage low-storage RK4, on the host.
 //
 //   dHx/dt = -dEz/dy,  dHy/dt = dEz/dx,  dEz/dt = dHy/dx - dHx/dy
 //   PEC walls: Ez = 0, imposed weakly by the mirror state Ez+ = -Ez-, H+ = H-.
@@ -28,17 +27,12 @@ struct Discretization {
 
 Discretization make_discretization(int order, int mesh_size, double perturb = 0, unsigned seed = 1);
 
-// The right-hand side of the semi-discrete system, in double: rhs = L(q).
-void host_rhs(const Discretization& d, const std::vector<double>& q, std::vector<double>& rhs);
-
 // The cavity mode (m, n): Ez = sin(m pi x) sin(n pi y) cos(w t), Hx = -(n pi / w) sin(m pi x)
 // cos(n pi y) sin(w t), Hy = (m pi / w) cos(m pi x) sin(n pi y) sin(w t), w = pi sqrt(m^2 + n^2).
 std::vector<double> cavity_mode(const Discretization& d, int m, int n, double t);
 
 // sqrt(sum over fields and elements of J e^T M e), e = a - b.
 double l2_difference(const Discretization& d, const std::vector<double>& a, const std::vector<double>& b);
-// 1/2 (Hx, Hx) + 1/2 (Hy, Hy) + 1/2 (Ez, Ez) in the same norm.
-double energy(const Discretization& d, const std::vector<double>& q);
 
 // The stable step of the book's Maxwell2D: dt = (2/3) * min over elements of the inscribed radius
 // * the smallest spacing of the N+1 Gauss-Legendre nodes on [-1, 1]. Then shortened so that a
@@ -56,8 +50,5 @@ inline constexpr double rk4a[5] = {0.0, -567301805773.0 / 1357537059087.0, -2404
 inline constexpr double rk4b[5] = {1432997174477.0 / 9575080441934.0, 5161836677717.0 / 13612068292357.0,
                                    1720146321549.0 / 2090206949498.0, 3134564353537.0 / 4481467310338.0,
                                    2277821191437.0 / 14882151754819.0};
-
-// Integrates q over `steps` steps of dt on the host.
-void host_integrate(const Discretization& d, std::vector<double>& q, double dt, long steps);
 
 } // namespace dg

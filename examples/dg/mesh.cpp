@@ -42,47 +42,39 @@ Mesh make_square_mesh(const ReferenceElement& ref, int m, double perturb, unsign
         }
     const int k = mesh.k = int(mesh.etov.size());
     const int np = ref.np, nfp = ref.nfp;
-    for (auto* v : {&mesh.x, &mesh.y})
-        v->resize(std::size_t(k) * np);
-    for (auto* v : {&mesh.rx, &mesh.sx, &mesh.ry, &mesh.sy, &mesh.jac, &mesh.inradius})
-        v->resize(k);
-    for (auto* v : {&mesh.nx, &mesh.ny, &mesh.fscale})
-        v->resize(std::size_t(k) * faces);
+    const auto node = [&](int e, int f, int i) { return e * np + ref.fmask[f][i]; }; // node i of face f
     for (int e = 0; e < k; ++e) {
         const auto [a, b, c] = mesh.etov[e];
         const double x1 = mesh.vx[a], x2 = mesh.vx[b], x3 = mesh.vx[c];
         const double y1 = mesh.vy[a], y2 = mesh.vy[b], y3 = mesh.vy[c];
         for (int i = 0; i < np; ++i) {
             const double r = ref.r[i], s = ref.s[i];
-            mesh.x[std::size_t(e) * np + i] = 0.5 * (-(r + s) * x1 + (1 + r) * x2 + (1 + s) * x3);
-            mesh.y[std::size_t(e) * np + i] = 0.5 * (-(r + s) * y1 + (1 + r) * y2 + (1 + s) * y3);
+            mesh.x.push_back(0.5 * (-(r + s) * x1 + (1 + r) * x2 + (1 + s) * x3));
+            mesh.y.push_back(0.5 * (-(r + s) * y1 + (1 + r) * y2 + (1 + s) * y3));
         }
         const double xr = (x2 - x1) / 2, xs = (x3 - x1) / 2, yr = (y2 - y1) / 2, ys = (y3 - y1) / 2;
         const double j = xr * ys - xs * yr;
         if (!(j > 0)) throw std::runtime_error("dg: element " + std::to_string(e) + " is inverted or degenerate");
-        mesh.jac[e] = j;
-        mesh.rx[e] = ys / j;
-        mesh.sx[e] = -yr / j;
-        mesh.ry[e] = -xs / j;
-        mesh.sy[e] = xr / j;
+        mesh.jac.push_back(j);
+        mesh.rx.push_back(ys / j);
+        mesh.sx.push_back(-yr / j);
+        mesh.ry.push_back(-xs / j);
+        mesh.sy.push_back(xr / j);
         const double fn[faces][2] = {{yr, -xr}, {ys - yr, -xs + xr}, {-ys, xs}};
         for (int f = 0; f < faces; ++f) {
             const double sj = std::hypot(fn[f][0], fn[f][1]);
-            mesh.nx[e * faces + f] = fn[f][0] / sj;
-            mesh.ny[e * faces + f] = fn[f][1] / sj;
-            mesh.fscale[e * faces + f] = sj / j;
+            mesh.nx.push_back(fn[f][0] / sj);
+            mesh.ny.push_back(fn[f][1] / sj);
+            mesh.fscale.push_back(sj / j);
+            for (int i = 0; i < nfp; ++i)
+                mesh.vmap_m.push_back(node(e, f, i)); // each face node's own volume node
         }
         const double l1 = std::hypot(x2 - x1, y2 - y1), l2 = std::hypot(x3 - x2, y3 - y2),
                      l3 = std::hypot(x1 - x3, y1 - y3);
-        mesh.inradius[e] = 2 * (2 * j) / (l1 + l2 + l3); // area = 2 J
+        mesh.inradius.push_back(2 * (2 * j) / (l1 + l2 + l3)); // area = 2 J
     }
-    // The node maps: vmapM, each face node's own volume node; vmapP, the same node on the boundary,
-    // else the nearest node of the neighbour's face (the face whose two vertices are the same).
-    const auto node = [&](int e, int f, int i) { return e * np + ref.fmask[f][i]; };
-    for (int e = 0; e < k; ++e)
-        for (int f = 0; f < faces; ++f)
-            for (int i = 0; i < nfp; ++i)
-                mesh.vmap_m.push_back(node(e, f, i));
+    // vmapP: the face node's own volume node on the boundary, else the nearest node of the
+    // neighbour's face (the face whose two vertices are the same).
     mesh.vmap_p = mesh.vmap_m;
     const auto connect = [&](int e, int f, int e2, int f2) {
         for (int i = 0; i < nfp; ++i) {

@@ -22,11 +22,9 @@ namespace {
 Matrix multiply(const Matrix& x, const Matrix& y) {
     Matrix z(x.rows, y.cols);
     for (int i = 0; i < x.rows; ++i)
-        for (int k = 0; k < x.cols; ++k) {
-            const double xik = x(i, k);
+        for (int k = 0; k < x.cols; ++k)
             for (int j = 0; j < y.cols; ++j)
-                z(i, j) += xik * y(k, j);
-        }
+                z(i, j) += x(i, k) * y(k, j);
     return z;
 }
 
@@ -141,16 +139,7 @@ double warp_factor(int n, double r, const std::vector<double>& lgl) {
     return std::abs(r) < 1 - 1e-10 ? warp / (1 - r * r) : 0;
 }
 
-// Simplex coordinates (r, s) -> collapsed (a, b).
-std::pair<double, double> rs_to_ab(double r, double s) {
-    return {s != 1 ? 2 * (1 + r) / (1 - s) - 1 : -1, s};
-}
-
-// The orthonormal basis function (i, j) on the triangle at collapsed (a, b), and its gradient in r, s.
-double simplex_p(double a, double b, int i, int j) {
-    return std::sqrt(2.0) * jacobi_p(a, 0, 0, i) * jacobi_p(b, 2 * i + 1, 0, j) * std::pow(1 - b, i);
-}
-
+// The gradient in r, s of the orthonormal basis function (i, j) on the triangle at collapsed (a, b).
 std::pair<double, double> grad_simplex_p(double a, double b, int id, int jd) {
     const double fa = jacobi_p(a, 0, 0, id), dfa = grad_jacobi_p(a, 0, 0, id);
     const double gb = jacobi_p(b, 2 * id + 1, 0, jd), dgb = grad_jacobi_p(b, 2 * id + 1, 0, jd);
@@ -185,8 +174,7 @@ ReferenceElement make_reference_element(int order) {
         throw std::invalid_argument("dg: order " + std::to_string(order) + " is outside 1.." +
                                     std::to_string(max_order));
     ReferenceElement e;
-    const int n = order;
-    e.order = n;
+    const int n = e.order = order;
     e.np = (n + 1) * (n + 2) / 2;
     e.nfp = n + 1;
     // Warp & Blend nodes (book section 6.1), alpha optimised per order.
@@ -214,15 +202,17 @@ ReferenceElement make_reference_element(int order) {
         if (std::abs(r + s) < tol) e.fmask[1].push_back(i);
         if (std::abs(r + 1) < tol) e.fmask[2].push_back(i);
     }
-    // Vandermonde matrices: V(i, mode) = psi_mode(r_i, s_i), Vr, Vs their derivatives.
+    // Vandermonde matrices: V(i, mode) = psi_mode(r_i, s_i), the orthonormal basis function
+    // psi_(i, j) at the node's collapsed coordinates (a, b); Vr, Vs its derivatives.
     Matrix vr(e.np, e.np), vs(e.np, e.np);
     e.v = vr;
     for (int p = 0; p < e.np; ++p) {
-        const auto [a, b] = rs_to_ab(e.r[p], e.s[p]);
+        const double a = e.s[p] != 1 ? 2 * (1 + e.r[p]) / (1 - e.s[p]) - 1 : -1, b = e.s[p];
         int mode = 0;
         for (int i = 0; i <= n; ++i)
             for (int j = 0; j <= n - i; ++j, ++mode) {
-                e.v(p, mode) = simplex_p(a, b, i, j);
+                e.v(p, mode) =
+                    std::sqrt(2.0) * jacobi_p(a, 0, 0, i) * jacobi_p(b, 2 * i + 1, 0, j) * std::pow(1 - b, i);
                 std::tie(vr(p, mode), vs(p, mode)) = grad_simplex_p(a, b, i, j);
             }
     }
