@@ -17,7 +17,7 @@ scripts/ensure-packages.sh cmake make clang libclang-rt-14-dev llvm ocl-icd-open
 
 cmake -S . -B build-asan -DCMAKE_TOOLCHAIN_FILE="$PWD/tests/sanitizers/clang-asan.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXGPU_BUILD_FUZZERS=ON -DXGPU_WITH_METIS=ON -DXGPU_BUILD_BENCHMARKS=OFF \
-  -DXGPU_BUILD_DOC_EXAMPLES=OFF -DXGPU_WITH_MPI=OFF >/dev/null
+  -DXGPU_BUILD_DOC_EXAMPLES=OFF -DXGPU_WITH_MPI=OFF -DXGPU_BUILD_PYTHON=OFF >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build build-asan -j"$(nproc)" "${targets[@]}"

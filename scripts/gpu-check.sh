@@ -3,7 +3,10 @@
 # registers NVIDIA's OpenCL driver, then runs the steps named (default: all) and leaves logs in
 # $OUT (or /tmp/xgpu-out): tests on both backends, compute-sanitizer memcheck, racecheck and
 # initcheck on the CUDA backend, and the benchmarks on both backends.
-#   scripts/gpu-check.sh [tests] [dialect] [memcheck] [racecheck] [initcheck] [bench] [dg] [profile]
+#   scripts/gpu-check.sh [tests] [dialect] [memcheck] [racecheck] [initcheck] [bench] [dg] [profile] [python]
+# python: the Python module built for this machine's python3 (XGPU_PYTHON_DIR, default
+# build/python; pytest found on PYTHONPATH or in XGPU_PYTHON_DEPS) on both backends, with CuPy and
+# PyTorch, then bench/peers/python_bench.py on both.
 set -u
 out=${OUT:-/tmp/xgpu-out}
 mkdir -p "$out"
@@ -18,6 +21,19 @@ build/tools/xgpu-info >"$out/info.txt" 2>&1
 tail -n 1 "$out/info.txt"
 for step in $steps; do
   case $step in
+  python)
+    pypath=${XGPU_PYTHON_DIR:-build/python}${XGPU_PYTHON_DEPS:+:$XGPU_PYTHON_DEPS}
+    for b in cuda opencl; do
+      dev=""
+      [ $b = opencl ] && dev=nvidia
+      XGPU_BACKEND=$b XGPU_DEVICE=$dev PYTHONPATH=$pypath python3 -m pytest -q -p no:cacheprovider -rs tests/python \
+        >"$out/pytest-$b.txt" 2>&1
+      echo "pytest $b: $(tail -n 1 "$out/pytest-$b.txt")"
+      XGPU_BACKEND=$b XGPU_DEVICE=$dev PYTHONPATH=$pypath python3 bench/peers/python_bench.py \
+        >"$out/python-bench-$b.txt" 2>&1
+      cat "$out/python-bench-$b.txt"
+    done
+    ;;
   dialect)
     # Every kernel the suite generates, compiled with NVRTC as the CUDA backend would.
     rm -rf /tmp/xgpu-dump

@@ -1,0 +1,35 @@
+"""xgpu: GPU kernels written as source text, compiled at run time and launched on CUDA or OpenCL
+devices (the backend chosen by XGPU_BACKEND), with numpy-like device arrays whose statements run
+as one fused kernel each, reductions and user kernels in PyOpenCL's style.
+
+    import numpy as np, xgpu
+    ctx = xgpu.Context.from_env()
+    x = xgpu.to_device(ctx, np.linspace(0, 1, 1000))
+    y = 2 * x + xgpu.sin(x)              # one kernel
+    print(xgpu.sum(y).get(), y.get()[:3])
+
+See docs/python.md.
+"""
+
+from . import _xgpu
+from ._errors import (BackendError, BackendUnavailable, CompileError, DTypeError, Error, InvalidArgument, LaunchError,
+                      OutOfMemory, ShapeError)
+from ._errors import TYPES as _ERROR_TYPES
+
+_xgpu._set_error_types(dict(_ERROR_TYPES))
+
+from ._xgpu import (BackendStatus, Context, Device, Event, Kernel, Local, Program, Queue, backend_names,  # noqa: E402
+                    backends)
+from ._array import *  # noqa: E402,F401,F403
+from ._array import __all__ as _array_names  # noqa: E402
+from ._kernels import (ElementwiseKernel, ExclusiveScanKernel, Grid, InclusiveScanKernel, ReductionKernel,  # noqa: E402
+                       ScanKernel, cumsum)
+from . import random, solvers, sparse  # noqa: E402
+from .image import Image, ImageFormat, Sampler, create_image, image_from_array  # noqa: E402
+
+__version__ = "0.1.0"
+__all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgument", "ShapeError", "DTypeError",
+           "BackendUnavailable", "BackendError", "BackendStatus", "Context", "Device", "Event", "Kernel", "Local",
+           "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
+           "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "random", "solvers", "sparse", "Image",
+           "ImageFormat", "Sampler", "create_image", "image_from_array", *_array_names]

@@ -1,0 +1,954 @@
+"""Device arrays with numpy's semantics, over the C++ array layer.
+
+An arithmetic statement is one kernel, as in C++: operators and math functions build an
+expression, and the expression is computed when its values are first needed (``get()``, printing,
+indexing, a kernel or a reduction taking it, a further statement that names it). An expression
+that is only an operand of the next operation (``2 * x`` in ``2 * x + sin(x)``) is folded into
+that operation's kernel instead of being computed on its own. Before anything writes an array
+(assignment into it, a kernel launch), every expression still pending is computed, so that it
+sees the values it was written over.
+"""
+
+import builtins
+import numbers
+import operator
+import struct
+import sys
+import weakref
+
+import numpy as np
+
+from . import _xgpu
+from ._errors import DTypeError, InvalidArgument, ShapeError
+
+__all__ = ["Array", "compute_pending", "empty", "full", "zeros", "ones", "empty_like", "zeros_like", "ones_like",
+           "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "atan2", "arctan2", "hypot",
+           "logical_and", "logical_or", "where", "sum", "min", "max", "amin", "amax", "argmin", "argmax", "any", "all",
+           "dot", "vdot", "norm", "diff", "from_dlpack"]
+
+# Expressions not yet computed (computed before any write, see compute_pending).
+_pending = []  # weak references; dead ones and computed arrays are dropped as the list is swept
+_SWEEP = 4096
+# Expressions of more nodes than this are computed rather than folded further (a loop of
+# `x = x + 1` would otherwise grow one kernel without bound).
+_MAX_NODES = 48
+
+
+def _calibrate():
+    """The reference counts an operand has, where it is read below, when it is a temporary.
+
+    Each path is measured on a probe: an operator's left and right operands, a function's
+    argument, a method's object and the value of an item assignment. The callers read the count
+    first thing, before the operand is pushed as an argument of anything. Where a named operand
+    cannot be told from a temporary (an interpreter that borrows references on its stack), the
+    path folds nothing: correct, one kernel an operation.
+    """
+
+    class Probe:
+        def __add__(self, other):
+            return sys.getrefcount(self), sys.getrefcount(other)
+
+        def method(self):
+            return sys.getrefcount(self)
+
+        def __setitem__(self, key, value):
+            Probe.stored = sys.getrefcount(value)
+
+    def arg(x):
+        return sys.getrefcount(x)
+
+    a, b = Probe(), Probe()
+    temporary = Probe() + Probe()
+    named = a + b
+    pairs = {
+        "self": (temporary[0], named[0]),
+        "other": (temporary[1], named[1]),
+        "arg": (arg(Probe()), arg(a)),
+        "method": (Probe().method(), a.method()),
+    }
+    p = Probe()
+    p[0] = Probe()
+    t = Probe.stored
+    p[0] = a
+    pairs["setitem"] = (t, Probe.stored)
+    return {path: (t if t < n else -1) for path, (t, n) in pairs.items()}
+
+
+_TEMPORARY = _calibrate()
+_T_SELF, _T_OTHER, _T_ARG, _T_METHOD, _T_SETITEM = (_TEMPORARY[p] for p in ("self", "other", "arg", "method", "setitem"))
+
+
+def dtype_name(dtype):
+    """numpy's name of a dtype-like (np.float32, "f4", float, ...): xgpu's element type names."""
+    try:
+        return np.dtype(dtype).name
+    except TypeError as e:
+        raise DTypeError(f"xgpu: {dtype!r} is not a numpy dtype") from e
+
+
+def _scalar_kind(value):
+    """(kind, the value's dtype, its bytes) of a Python or numpy scalar; None for anything else."""
+    t = type(value)
+    if t is float:
+        return "f", "float64", _F64.pack(value)
+    if t is int:
+        if -(1 << 63) <= value < (1 << 63):
+            return "i", "int64", _I64.pack(value)
+        return "i", "uint64", np.uint64(value).tobytes()  # numpy refuses what uint64 cannot hold, too
+    if isinstance(value, (bool, np.bool_)):
+        return "b", "bool", b"\x01" if value else b"\x00"
+    if isinstance(value, numbers.Integral):
+        if isinstance(value, np.unsignedinteger):
+            return "u", "uint64", np.uint64(value).tobytes()
+        return "i", "int64", np.int64(value).tobytes()
+    if isinstance(value, numbers.Real):
+        return "f", "float64", np.float64(value).tobytes()
+    if isinstance(value, numbers.Complex):
+        return "c", "complex128", np.complex128(value).tobytes()
+    return None
+
+
+_F64, _I64 = struct.Struct("<d"), struct.Struct("<q")
+
+
+def _is_scalar(value):
+    return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, Array)
+
+
+class Array:
+    """An n-dimensional array on a device (numpy's ndarray, PyOpenCL's and PyCUDA's GPUArray).
+
+    Arrays are handles: assignment shares, ``copy()`` duplicates. Views (``a[2:10:2]``, ``a.T``,
+    ``reshape``, ``view(dtype)``) share their elements with the array they come from.
+    """
+
+    __slots__ = ("_d", "_node", "_shape", "_dtype", "_nodes", "_folded", "_leaf", "__weakref__")
+    __array_priority__ = 100.0
+    __array_ufunc__ = None  # numpy's operators defer to the reflected ones below
+    __hash__ = None
+
+    def __init__(self, desc=None, node=None, nodes=1):
+        """An array of a C++ description, or a pending expression of `nodes` nodes."""
+        self._d, self._node, self._nodes, self._folded, self._leaf = desc, node, nodes, False, None
+        if desc is not None:
+            self._shape, self._dtype = desc.shape, desc.dtype
+        else:
+            self._shape, self._dtype = node.shape, node.dtype
+            _pending.append(weakref.ref(self))
+            if len(_pending) > _SWEEP:
+                _sweep()
+
+    # -- description -------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return np.dtype(self._dtype)
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def size(self):
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d xgpu array")
+        return self._shape[0]
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.itemsize
+
+    @property
+    def strides(self):
+        """In bytes, as numpy gives them (an empty array's as numpy.empty gives them)."""
+        if self.size == 0:
+            return np.empty(self._shape, self.dtype).strides
+        return tuple(s * self.itemsize for s in self.desc.strides)
+
+    @property
+    def context(self):
+        return self._d.context if self._d is not None else self._node.context
+
+    @property
+    def flags(self):
+        """numpy's flags: ``a.flags.c_contiguous`` or ``a.flags["C_CONTIGUOUS"]``."""
+        return _Flags(self.desc)
+
+    @property
+    def desc(self):
+        """The C++ description (computes a pending expression first)."""
+        if self._d is None:
+            self._compute()
+        return self._d
+
+    def _compute(self):
+        d = _xgpu.make_array(self._node.context, self._dtype, list(self._shape), "C")
+        _xgpu.evaluate(self._node, d)
+        self._d, self._node, self._nodes = d, None, 1
+
+    def finish(self):
+        """Computes the array if it is a pending expression; returns it. Does not wait."""
+        if self._d is None:
+            self._compute()
+        return self
+
+    # -- host transfers ----------------------------------------------------------------------
+    def get(self, ary=None):
+        """The values as a numpy array (C-contiguous); into ``ary`` where given. Blocking."""
+        d = self.desc
+        if ary is None:
+            ary = np.empty(self._shape, self.dtype)
+        elif ary.shape != self._shape or ary.dtype != self.dtype or not ary.flags.c_contiguous:
+            raise ShapeError(f"xgpu: get: the host array is {ary.shape} {ary.dtype}, "
+                             f"not C-contiguous {self._shape} {self.dtype}")
+        _xgpu.to_host(d, ary.reshape(-1) if ary.ndim else ary.reshape(1))
+        return ary
+
+    def set(self, ary):
+        """Writes host values into the array (converted to its dtype, broadcast to its shape)."""
+        compute_pending()
+        host = np.ascontiguousarray(np.broadcast_to(np.asarray(ary), self._shape), dtype=self.dtype)
+        _xgpu.from_host(self.desc, host.reshape(-1) if host.ndim else host.reshape(1))
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.get()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    # -- interchange with other GPU libraries -------------------------------------------------------
+    # The values are complete when they are handed over: the context's queue is finished first,
+    # so the consumer may read them on any stream without waiting for xgpu's.
+    def __dlpack_device__(self):
+        """(kDLCUDA, device) on CUDA, (kDLOpenCL, device) on OpenCL."""
+        ctx = self.context
+        return (2 if ctx.backend == "cuda" else 4, ctx.device.index)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export without a copy (CUDA). OpenCL buffers have no address another library
+        could read: BufferError there, as the protocol asks."""
+        ctx = self.context
+        if ctx.backend != "cuda":
+            raise BufferError(f"xgpu: DLPack export needs the CUDA backend: {ctx.backend} buffers have no device "
+                              "address a consumer could read (copy through the host with get())")
+        d = self.desc
+        compute_pending()
+        ctx.current_queue.finish()
+        return _xgpu.dlpack_tensor(d, ctx.device.index).__dlpack__()
+
+    @property
+    def __cuda_array_interface__(self):
+        """Numba's and CuPy's CUDA array interface (version 3) on CUDA; absent on OpenCL."""
+        ctx = self.context
+        if ctx.backend != "cuda":
+            raise AttributeError("__cuda_array_interface__ exists on the CUDA backend only")
+        d = self.desc
+        compute_pending()
+        ctx.current_queue.finish()
+        strides = None if d.is_c_contiguous else self.strides
+        return {"shape": self._shape, "typestr": self.dtype.str, "data": (_xgpu.device_address(d), False),
+                "strides": strides, "version": 3, "stream": None}
+
+    def __repr__(self):
+        return repr(self.get())
+
+    def __str__(self):
+        return str(self.get())
+
+    def __format__(self, spec):
+        return format(self.get().item() if not self._shape else self.get(), spec)
+
+    def item(self):
+        if self.size != 1:
+            raise ShapeError(f"xgpu: item: the array {self._shape} has {self.size} elements, not one")
+        return self.get().reshape(-1)[0].item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("xgpu: the truth value of an array of more than one element is ambiguous; "
+                             "use xgpu.any or xgpu.all")
+        return bool(self.item())
+
+    def __index__(self):
+        if self.dtype.kind not in "iub" or self.size != 1:
+            raise TypeError("xgpu: only a one-element integer array can be an index")
+        return int(self.item())
+
+    # -- views, copies, writes -----------------------------------------------------------------
+    def _index(self, key):
+        """numpy's basic indexing: the C++ view's index (integers and slices) and the positions
+        of the result where None (numpy.newaxis) inserts an axis."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        used = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+        if builtins.sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexError("xgpu: an index can only have a single ellipsis ('...')")
+        if builtins.any(k is Ellipsis for k in key):
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:at] + (slice(None),) * (self.ndim - used) + key[at + 1:]
+        if used > self.ndim:
+            raise IndexError(f"xgpu: too many indices ({used}) for an array of shape {self._shape}")
+        out, new_axes, position = [], [], 0
+        for k in key:
+            if k is None:
+                new_axes.append(position)
+                position += 1
+            elif isinstance(k, slice):
+                out.append(slice(*(None if v is None else _to_int(v) for v in (k.start, k.stop, k.step))))
+                position += 1
+            elif isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
+                out.append(int(k))
+            else:
+                raise IndexError(f"xgpu: arrays take integers, slices, None and '...' as indices, not "
+                                 f"{type(k).__name__}")
+        return out, new_axes
+
+    def _view(self, key):
+        index, new_axes = self._index(key)
+        d = _xgpu.view(self.desc, index)
+        for axis in new_axes:
+            d = _xgpu.expand_dims(d, axis)
+        return d
+
+    def __getitem__(self, key):
+        return Array(self._view(key))
+
+    def __setitem__(self, key, value):
+        temporary = sys.getrefcount(value) <= _T_SETITEM
+        _write(self._view(key), value, temporary)
+
+    def fill(self, value):
+        compute_pending()
+        _xgpu.fill(self.desc, np.array(value).astype(self.dtype, casting="unsafe").tobytes())
+        return self
+
+    def copy(self, order="C"):
+        out = Array(_xgpu.make_array(self.context, self._dtype, list(self._shape), _order(self, order)))
+        if self._d is None:
+            _xgpu.evaluate(self._node, out._d)
+        else:
+            _xgpu.assign(out._d, self._d)
+        return out
+
+    def astype(self, dtype, copy=True):
+        name = dtype_name(dtype)
+        if name == self._dtype and not copy:
+            return self
+        out = Array(_xgpu.make_array(self.context, name, list(self._shape), "C"))
+        _xgpu.assign(out._d, self.desc)
+        return out
+
+    def view(self, dtype=None):
+        """The same memory as elements of ``dtype`` (no copy), or the same array as a new handle."""
+        if dtype is None:
+            return Array(self.desc)
+        return Array(_xgpu.view_as(self.desc, dtype_name(dtype)))
+
+    def reshape(self, *shape, order="C"):
+        """numpy's reshape: a view where the layout allows, else a copy; order 'F' reads and
+        writes the elements in Fortran order."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if order == "F":
+            return self.transpose().reshape(tuple(reversed(shape))).transpose()
+        if order != "C":
+            raise ValueError(f"xgpu: reshape: order must be 'C' or 'F', not {order!r}")
+        shape = list(shape)
+        if shape.count(-1) > 1:
+            raise ShapeError("xgpu: reshape: only one dimension can be -1")
+        if -1 in shape:
+            known = 1
+            for s in shape:
+                known *= s if s != -1 else 1
+            if known == 0 or self.size % known:
+                raise ShapeError(f"xgpu: cannot reshape an array of {self.size} elements into {tuple(shape)}")
+            shape[shape.index(-1)] = self.size // known
+        return Array(_xgpu.reshape(self.desc, [int(s) for s in shape]))
+
+    def ravel(self, order="C"):
+        """The elements as a 1-D array in C (or F) order: a view where the layout allows."""
+        if order == "F":
+            return self.transpose().reshape(-1)
+        if order not in ("C", "A", "K"):
+            raise ValueError(f"xgpu: ravel: order must be 'C', 'F', 'A' or 'K', not {order!r}")
+        return self.reshape(-1)
+
+    def squeeze(self, axis=None):
+        """The array without its axes of length 1 (or only `axis`), as a view."""
+        if axis is None:
+            axes = [i for i, n in enumerate(self._shape) if n == 1]
+        else:
+            axes = [a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
+            wrong = [a for a in axes if self._shape[a] != 1]
+            if wrong:
+                raise ShapeError(f"xgpu: squeeze: axis {wrong[0]} has length {self._shape[wrong[0]]}, not 1")
+        d = self.desc
+        return Array(_xgpu.view(d, [0 if i in axes else slice(None) for i in range(self.ndim)]))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return Array(_xgpu.transpose(self.desc, list(axes)))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    # The operators are defined below the class (_define_operators).
+
+    # -- reductions as methods ---------------------------------------------------------------------
+    def sum(self, axis=None, dtype=None, initial=None):
+        temporary = sys.getrefcount(self) <= _T_METHOD
+        if dtype is None and initial is None:
+            return _reduce("sum", self, temporary, axis)
+        return sum(self, axis, dtype, initial)
+
+    def min(self, axis=None, initial=None):
+        temporary = sys.getrefcount(self) <= _T_METHOD
+        return _extremum("min", self, temporary, axis, initial)
+
+    def max(self, axis=None, initial=None):
+        temporary = sys.getrefcount(self) <= _T_METHOD
+        return _extremum("max", self, temporary, axis, initial)
+
+    def dot(self, other):
+        return dot(self, other)
+
+    def conj(self):
+        temporary = sys.getrefcount(self) <= _T_METHOD
+        return _unary("conj", self, temporary)
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return _unary("real", self, False)
+
+    @property
+    def imag(self):
+        return _unary("imag", self, False)
+
+
+class _Flags:
+    __slots__ = ("c_contiguous", "f_contiguous")
+
+    def __init__(self, d):
+        self.c_contiguous, self.f_contiguous = d.is_c_contiguous, d.is_f_contiguous
+
+    @property
+    def forc(self):
+        return self.c_contiguous or self.f_contiguous
+
+    def __getitem__(self, key):
+        return {"C_CONTIGUOUS": self.c_contiguous, "C": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "F": self.f_contiguous}[key]
+
+    def __repr__(self):
+        return f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}"
+
+
+def from_dlpack(context, tensor):
+    """A CUDA array of another library (anything with ``__dlpack__``: CuPy, PyTorch, JAX, ...) as
+    an xgpu array on ``context``, without a copy: both see the same memory, and the other
+    library's object is kept alive while the xgpu array is. The device's work enqueued so far
+    (the other library's included) completes first. CUDA only."""
+    if context.backend != "cuda":
+        raise InvalidArgument(f"xgpu: from_dlpack needs the CUDA backend, not {context.backend}: OpenCL buffers "
+                              "cannot hold another library's memory (copy through the host)")
+    if not hasattr(tensor, "__dlpack__"):
+        raise TypeError(f"xgpu: from_dlpack takes an object with __dlpack__, not {type(tensor).__name__}")
+    device = tensor.__dlpack_device__() if hasattr(tensor, "__dlpack_device__") else None
+    if device is not None and int(device[0]) != 2:  # kDLCUDA
+        raise InvalidArgument(f"xgpu: from_dlpack takes CUDA tensors; this one is on DLPack device type "
+                              f"{int(device[0])} (copy it to the GPU, or use xgpu.to_device for host arrays)")
+    return Array(_xgpu.from_dlpack(context, tensor))
+
+
+def _to_int(v):
+    if isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    raise IndexError(f"xgpu: slice bounds must be integers, not {type(v).__name__}")
+
+
+def _order(a, order):
+    if order in ("C", "F"):
+        return order
+    if order in ("K", "A"):
+        return "K" if a._d is not None else "C"
+    raise ValueError(f"xgpu: order must be 'C', 'F', 'A' or 'K', not {order!r}")
+
+
+def compute_pending():
+    """Computes every pending expression (before anything writes an array they may read)."""
+    refs = _pending[:]
+    _pending.clear()
+    for k, r in enumerate(refs):
+        a = r()
+        if a is not None and a._d is None and not a._folded:
+            try:
+                a._compute()
+            except BaseException:
+                _pending.extend(refs[k + 1:])  # the others stay pending; this one raised its error once
+                raise
+
+
+def _sweep():
+    """Drops the references to arrays that are gone or computed."""
+    global _SWEEP
+    _pending[:] = [r for r in _pending if (a := r()) is not None and a._d is None and not a._folded]
+    _SWEEP = builtins.max(4096, 2 * len(_pending))
+
+
+def _fold(x, temporary):
+    """The node of array operand `x` and its size: a pending temporary is folded into the new
+    expression; a named pending expression is computed first, so that it is computed once."""
+    if x._d is None:
+        if temporary and x._nodes < _MAX_NODES:
+            x._folded = True  # its tree lives on in the new expression: not computed on its own
+            return x._node, x._nodes
+        x._compute()
+    leaf = x._leaf  # the array as an expression's operand, made once: its description never changes
+    if leaf is None:
+        leaf = x._leaf = _xgpu.array_node(x._d)
+    return leaf, 1
+
+
+def _operand(x, temporary, against):
+    """The node of an operand: an array, or a Python or numpy scalar (None for anything else). A
+    Python scalar is weak, as in numpy: it takes the array's type `against` where that holds its
+    kind; a numpy scalar combines as the installed numpy combines it with an array (numpy 1: by
+    its value; numpy 2: by its type), where the result is a type xgpu arrays hold."""
+    if type(x) is Array:
+        return _fold(x, temporary)
+    kind = _scalar_kind(x)
+    if kind is None:
+        if isinstance(x, np.ndarray):
+            raise TypeError("xgpu: a numpy array and an xgpu array do not combine: move it with xgpu.to_device "
+                            "or read the other with get()")
+        return None, 0
+    k, value_type, value = kind
+    as_type = _weak(against, k)
+    if isinstance(x, np.generic) and k != "b":
+        t = np.result_type(np.empty(0, against), x).name
+        if t in _DTYPES:
+            as_type = t
+    key = (as_type, value, value_type)
+    node = _scalars.get(key)
+    if node is None:
+        if len(_scalars) > 1024:
+            _scalars.clear()
+        node = _scalars[key] = _xgpu.scalar_node(as_type, value, value_type)
+    return node, 1
+
+
+# Scalar nodes by (type, bytes, the value's type): a constant of a loop is made once.
+_scalars = {}
+
+
+_weak_types = {}
+
+
+def _weak(against, kind):
+    """numpy's type for an array of `against` and a Python scalar of `kind` (cached)."""
+    t = _weak_types.get((against, kind))
+    if t is None:
+        t = _weak_types[(against, kind)] = _xgpu.promote_weak(against, kind)
+    return t
+
+
+def _binary_node(fn, a, b, temp_a, temp_b):
+    against = a._dtype if type(a) is Array else b._dtype
+    na, ca = _operand(a, temp_a, against)
+    if na is None:
+        return None, 0
+    nb, cb = _operand(b, temp_b, against)
+    if nb is None:
+        return None, 0
+    return _op_node(fn, na, nb), ca + cb + 1
+
+
+def _binary(fn, a, b, temp_a, temp_b):
+    node, count = _binary_node(fn, a, b, temp_a, temp_b)
+    return NotImplemented if node is None else Array(node=node, nodes=count)
+
+
+def _op_node(fn, *nodes):
+    """An operation's node; an operation its operands' types lack is a DTypeError, raised here."""
+    try:
+        return _xgpu.op_node(fn, *nodes)
+    except ShapeError:
+        raise
+    except InvalidArgument as e:
+        raise DTypeError(str(e)) from None
+
+
+def _unary(fn, a, temporary):
+    node, count = _fold(a, temporary)
+    return Array(node=_op_node(fn, node), nodes=count + 1)
+
+
+def _check_bool(fn, *xs):
+    for x in xs:
+        dt = x._dtype if isinstance(x, Array) else np.asarray(x).dtype.name
+        if dt != "bool":
+            raise DTypeError(f"xgpu: {fn} is defined for bool arrays only, not {dt}")
+
+
+def _define_operators():
+    def binary(fn, check=None):
+        def op(self, other):
+            if check:
+                _check_bool(check, self, other)
+            temp_self, temp_other = sys.getrefcount(self) <= _T_SELF, sys.getrefcount(other) <= _T_OTHER
+            return _binary(fn, self, other, temp_self, temp_other)
+
+        def rop(self, other):
+            if check:
+                _check_bool(check, self, other)
+            temporary = sys.getrefcount(self) <= _T_SELF
+            return _binary(fn, other, self, False, temporary)
+
+        def iop(self, other):
+            temporary = sys.getrefcount(other) <= _T_OTHER
+            return _inplace(fn, self, other, temporary)
+
+        return op, rop, iop
+
+    for name, fn in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("mod", "mod"),
+                     ("pow", "pow")):
+        op, rop, iop = binary(fn)
+        setattr(Array, f"__{name}__", op)
+        setattr(Array, f"__r{name}__", rop)
+        setattr(Array, f"__i{name}__", iop)
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(Array, f"__{name}__", binary(name)[0])
+    for name, fn in (("and", "and"), ("or", "or")):
+        op, rop, _ = binary(fn, check="&" if name == "and" else "|")
+        setattr(Array, f"__{name}__", op)
+        setattr(Array, f"__r{name}__", rop)
+
+    def unary(fn, check=None):
+        def op(self):
+            if check:
+                _check_bool(check, self)
+            temporary = sys.getrefcount(self) <= _T_SELF
+            return _unary(fn, self, temporary)
+
+        return op
+
+    Array.__neg__ = unary("neg")
+    Array.__pos__ = unary("pos")
+    Array.__abs__ = unary("abs")
+    Array.__invert__ = unary("not", check="~")
+
+
+def _inplace(fn, a, other, temp_other):
+    """a op= other: one kernel into a's elements, in a's type (numpy's same-kind casting)."""
+    node, _ = _binary_node(fn, a, other, False, temp_other)
+    if node is None:
+        return NotImplemented
+    if not _xgpu.can_cast_same_kind(node.dtype, a._dtype):
+        raise DTypeError(f"xgpu: the result of type {node.dtype} cannot be stored in an array of {a._dtype}")
+    compute_pending()
+    _xgpu.evaluate(node, a.desc)
+    return a
+
+
+def _write(target, value, temporary):
+    """target[...] = value: an array, a pending expression, a scalar or host values."""
+    if isinstance(value, Array):
+        if value._d is None and temporary:
+            value._folded = True  # computed straight into the target, not on its own
+            compute_pending()
+            _xgpu.evaluate(value._node, target)
+            return
+        src = value.desc
+        compute_pending()
+        _xgpu.assign(target, src)
+    elif _is_scalar(value):
+        compute_pending()
+        _xgpu.fill(target, np.array(value).astype(np.dtype(target.dtype), casting="unsafe").tobytes())
+    else:
+        compute_pending()
+        host = np.ascontiguousarray(np.broadcast_to(np.asarray(value), target.shape), dtype=np.dtype(target.dtype))
+        _xgpu.from_host(target, host.reshape(-1) if host.ndim else host.reshape(1))
+
+
+_define_operators()
+
+
+# -- creation ------------------------------------------------------------------------------------
+def _shape(shape):
+    if isinstance(shape, (numbers.Integral, np.integer)):
+        shape = (shape,)
+    shape = tuple(operator.index(s) for s in shape)  # as numpy: a float dimension is a TypeError
+    if builtins.any(s < 0 for s in shape):
+        raise ShapeError(f"xgpu: negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def empty(context, shape, dtype=np.float64, order="C"):
+    """A new array of ``shape`` and ``dtype``, its values undefined."""
+    return Array(_xgpu.make_array(context, dtype_name(dtype), list(_shape(shape)), order))
+
+
+def full(context, shape, fill_value, dtype=None, order="C"):
+    if dtype is None:
+        dtype = np.array(fill_value).dtype
+    return empty(context, shape, dtype, order).fill(fill_value)
+
+
+def zeros(context, shape, dtype=np.float64, order="C"):
+    return full(context, shape, 0, dtype, order)
+
+
+def ones(context, shape, dtype=np.float64, order="C"):
+    return full(context, shape, 1, dtype, order)
+
+
+def empty_like(a, dtype=None):
+    return empty(a.context, a.shape, a.dtype if dtype is None else dtype)
+
+
+def zeros_like(a, dtype=None):
+    return zeros(a.context, a.shape, a.dtype if dtype is None else dtype)
+
+
+def ones_like(a, dtype=None):
+    return ones(a.context, a.shape, a.dtype if dtype is None else dtype)
+
+
+def full_like(a, fill_value, dtype=None):
+    return full(a.context, a.shape, fill_value, a.dtype if dtype is None else dtype)
+
+
+def arange(context, start, stop=None, step=1, dtype=None):
+    """numpy.arange on the device: int64 for integer bounds, float64 otherwise, unless ``dtype``."""
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        dtype = np.result_type(np.asarray(start), np.asarray(stop), np.asarray(step))
+        dtype = np.int64 if dtype.kind in "iub" else np.float64
+    return Array(_xgpu.arange(context, dtype_name(dtype), float(start), float(stop), float(step)))
+
+
+def to_device(context, ary, dtype=None):
+    """A host array (anything numpy.asarray takes) on the device, C-contiguous."""
+    host = np.asarray(ary, dtype=dtype)
+    if host.dtype.kind not in "biufc" or host.dtype.name not in _DTYPES:
+        raise DTypeError(f"xgpu: arrays cannot hold elements of type {host.dtype}")
+    host = np.ascontiguousarray(host)
+    out = empty(context, host.shape, host.dtype)
+    _xgpu.from_host(out.desc, host.reshape(-1) if host.ndim else host.reshape(1))
+    return out
+
+
+_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+           "complex64", "complex128"}
+
+
+# -- math functions (numpy's names, and the C names of PyOpenCL's clmath and PyCUDA's cumath) -------
+def _unary_fn(fn):
+    def f(x):
+        if not isinstance(x, Array):
+            raise TypeError(f"xgpu.{f.__name__}: expected an xgpu array, got {type(x).__name__}")
+        temporary = sys.getrefcount(x) <= _T_ARG
+        return _unary(fn, x, temporary)
+
+    f.__name__ = fn
+    f.__doc__ = f"Element-wise {fn}, fused into the statement's kernel."
+    return f
+
+
+_UNARY = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2",
+          "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "erf", "erfc", "fabs", "rint", "round", "floor",
+          "ceil", "trunc", "abs", "real", "imag", "conj", "isnan", "isinf", "isfinite"]
+_functions = {fn: _unary_fn(fn) for fn in _UNARY}
+_functions.update(arcsin=_functions["asin"], arccos=_functions["acos"], arctan=_functions["atan"],
+                  arcsinh=_functions["asinh"], arccosh=_functions["acosh"], arctanh=_functions["atanh"],
+                  absolute=_functions["abs"], conjugate=_functions["conj"], logical_not=_unary_fn("not"))
+globals().update(_functions)
+__all__ += list(_functions)
+
+
+def _binary_fn(fn, name):
+    def f(a, b):
+        if not isinstance(a, Array) and not isinstance(b, Array):
+            if _is_scalar(a) and _is_scalar(b):
+                return getattr(np, name)(a, b)  # two host scalars: numpy's answer, on the host
+            raise TypeError(f"xgpu.{name}: expected at least one xgpu array")
+        temp_a, temp_b = sys.getrefcount(a) <= _T_ARG, sys.getrefcount(b) <= _T_ARG
+        out = _binary(fn, a, b, temp_a, temp_b)
+        if out is NotImplemented:
+            raise TypeError(f"xgpu.{name}: cannot combine {type(a).__name__} and {type(b).__name__}")
+        return out
+
+    f.__name__ = name
+    f.__doc__ = f"Element-wise {name}, fused into the statement's kernel."
+    return f
+
+
+maximum = _binary_fn("maximum", "maximum")
+minimum = _binary_fn("minimum", "minimum")
+power = _binary_fn("pow", "power")
+fmod = _binary_fn("fmod", "fmod")
+atan2 = arctan2 = _binary_fn("atan2", "arctan2")
+hypot = _binary_fn("hypot", "hypot")
+logical_and = _binary_fn("and", "logical_and")
+logical_or = _binary_fn("or", "logical_or")
+
+
+def where(condition, a, b):
+    """``a`` where ``condition`` is true, else ``b`` (arrays or scalars), in one kernel."""
+    temps = (sys.getrefcount(condition) <= _T_ARG, sys.getrefcount(a) <= _T_ARG, sys.getrefcount(b) <= _T_ARG)
+    if not builtins.any(isinstance(x, Array) for x in (condition, a, b)):
+        if builtins.all(_is_scalar(x) for x in (condition, a, b)):
+            return np.where(condition, a, b)[()]  # host scalars: numpy's answer, on the host
+        raise TypeError("xgpu.where: expected at least one xgpu array")
+    values = [x for x in (a, b) if isinstance(x, Array)]
+    if len(values) == 2:
+        against = _xgpu.promote(a._dtype, b._dtype)
+    elif values:
+        against = values[0]._dtype
+    else:
+        against = np.result_type(a, b).name
+    nodes = [_operand(x, t, at) for x, t, at in zip((condition, a, b), temps, ("bool", against, against))]
+    if builtins.any(n is None for n, _ in nodes):
+        raise TypeError("xgpu.where: the condition and values must be xgpu arrays or scalars")
+    return Array(node=_op_node("where", *(n for n, _ in nodes)), nodes=builtins.sum(c for _, c in nodes) + 1)
+
+
+# -- reductions ----------------------------------------------------------------------------------
+
+
+
+def _reduce(op, x, temporary, axis=None, out=None):
+    if not isinstance(x, Array):
+        raise TypeError(f"xgpu: a reduction takes an xgpu array, not {type(x).__name__}")
+    node, _ = _fold(x, temporary)
+    if axis is None:
+        return Array(_xgpu.reduce_all(node, op, out))
+    axis = int(axis)
+    if axis < 0:
+        axis += len(x.shape)
+    if not 0 <= axis < len(x.shape):
+        raise ShapeError(f"xgpu: axis {axis} is out of range for an array of {len(x.shape)} dimensions")
+    return Array(_xgpu.reduce_axis(node, op, axis))
+
+
+def _with_initial(result, initial, combine):
+    """numpy's initial=: included in the reduction (an empty array's result)."""
+    if initial is None:
+        return result
+    return combine(result, initial)
+
+
+def sum(a, axis=None, dtype=None, initial=None):  # noqa: A001 (numpy's name)
+    """The sum as a 0-d device array (or along ``axis``); integers accumulate in 64 bits as
+    numpy's; ``dtype``: the result's type; ``initial``: a value added in."""
+    temporary = sys.getrefcount(a) <= _T_ARG
+    out = None if dtype is None else dtype_name(dtype)
+    if out is not None and axis is not None:
+        return _reduce("sum", a, temporary, axis).astype(out)
+    return _with_initial(_reduce("sum", a, temporary, axis, out), initial, lambda r, i: (r + i).astype(r.dtype))
+
+
+def _extremum(op, a, temporary, axis, initial):
+    if initial is not None and isinstance(a, Array) and a.size == 0 and axis is None:
+        return full(a.context, (), initial, a.dtype)
+    combine = maximum if op == "max" else minimum
+    return _with_initial(_reduce(op, a, temporary, axis), initial, lambda r, i: combine(r, i).astype(r.dtype))
+
+
+def min(a, axis=None, initial=None):  # noqa: A001
+    temporary = sys.getrefcount(a) <= _T_ARG
+    return _extremum("min", a, temporary, axis, initial)
+
+
+def max(a, axis=None, initial=None):  # noqa: A001
+    temporary = sys.getrefcount(a) <= _T_ARG
+    return _extremum("max", a, temporary, axis, initial)
+
+
+def diff(a, n=1, axis=-1):
+    """numpy.diff: the n-th difference along ``axis`` (one kernel per order)."""
+    if not isinstance(a, Array):
+        raise TypeError(f"xgpu.diff: expected an xgpu array, not {type(a).__name__}")
+    axis = axis % a.ndim
+    for _ in range(n):
+        head = tuple(slice(None) if k != axis else slice(1, None) for k in range(a.ndim))
+        tail = tuple(slice(None) if k != axis else slice(None, -1) for k in range(a.ndim))
+        a = (a[head] - a[tail]).finish()
+    return a
+
+
+amin, amax = min, max
+
+
+def _whole_reduction(op, threshold, doc):
+    """A reduction over the whole array, as a function (threshold _T_ARG) or a method (_T_METHOD)."""
+
+    def reduction(a):
+        temporary = sys.getrefcount(a) <= threshold
+        return _reduce(op, a, temporary)
+
+    reduction.__name__, reduction.__doc__ = op, doc
+    return reduction
+
+
+_WHOLE = {"argmin": "numpy.argmin of the flattened array, as a 0-d int64 device array.",
+          "argmax": "numpy.argmax of the flattened array, as a 0-d int64 device array.",
+          "any": "Whether any element is nonzero, as a 0-d bool device array.",
+          "all": "Whether every element is nonzero, as a 0-d bool device array."}
+argmin, argmax, any, all = (_whole_reduction(op, _T_ARG, doc) for op, doc in _WHOLE.items())  # noqa: A001
+for _op, _doc in _WHOLE.items():
+    setattr(Array, _op, _whole_reduction(_op, _T_METHOD, _doc))
+del _op, _doc
+
+
+def dot(x, y, dtype=None):
+    """numpy.dot of two 1-D arrays: sum(x * y) in one pass, in their promoted type (or ``dtype``)."""
+    tx, ty = sys.getrefcount(x) <= _T_ARG, sys.getrefcount(y) <= _T_ARG
+    if not (isinstance(x, Array) and isinstance(y, Array)):
+        raise TypeError("xgpu.dot: expected two xgpu arrays")
+    if len(x.shape) != 1 or x.shape != y.shape:
+        raise ShapeError(f"xgpu: dot: shapes {x.shape} and {y.shape} are not two 1-D arrays of one length")
+    prod = _op_node("mul", _fold(x, tx)[0], _fold(y, ty)[0])
+    return Array(_xgpu.reduce_all(prod, "sum", prod.dtype if dtype is None else dtype_name(dtype)))
+
+
+def vdot(x, y, dtype=None):
+    """numpy.vdot: the first argument conjugated."""
+    if not isinstance(x, Array):
+        raise TypeError("xgpu.vdot: expected two xgpu arrays")
+    return dot(_unary("conj", x, False), y, dtype)
+
+
+def norm(x, ord=None):
+    """numpy.linalg.norm of a vector: ord 2 (default), 1 or inf."""
+    op = {None: "norm2", 2: "norm2", 1: "norm1", np.inf: "norm_inf"}.get(ord)
+    if op is None:
+        raise ValueError(f"xgpu: norm: ord must be 1, 2 or inf, not {ord!r}")
+    temporary = sys.getrefcount(x) <= _T_ARG
+    return _reduce(op, x, temporary)

@@ -1,0 +1,114 @@
+"""Krylov solvers on the device, called as scipy.sparse.linalg's:
+
+    x, info = xgpu.solvers.cg(A, b, rtol=1e-8, M="jacobi")
+    result = xgpu.solvers.bicgstab(A, b); result.report.iterations
+
+``A`` is an ``xgpu.sparse.csr_matrix``, an ``xgpu.sparse.Laplacian``, or any object with
+``shape`` and ``matvec`` (scipy's LinearOperator protocol: matvec gets an xgpu array and may
+return an xgpu array or anything numpy takes). ``b`` is an xgpu array (or a host array, moved to
+A's context), float32 or float64. They return ``(x, info)`` as scipy does (info 0: converged; the
+iteration count where the limit came first; -1 for a breakdown, NaN or stagnation) with the
+solver's report as ``.report`` (status, iterations, residual, time per iteration, ...).
+"""
+
+import numpy as np
+
+from . import _xgpu
+from ._array import Array, to_device, zeros
+from ._errors import ShapeError
+from .sparse import Laplacian, csr_matrix
+
+
+class SolveResult(tuple):
+    """(x, info), with the solver's report as ``.report``."""
+
+    def __new__(cls, x, info, report):
+        self = super().__new__(cls, (x, info))
+        self.report = report
+        return self
+
+    @property
+    def x(self):
+        return self[0]
+
+    @property
+    def info(self):
+        return self[1]
+
+
+def _python_operator(op, n, dtype, context):
+    """(n, call): the solver calls call(x) with the GIL taken, for an operator's product."""
+
+    def call(desc):
+        y = op.matvec(Array(desc))
+        if not isinstance(y, Array):
+            y = to_device(context, np.asarray(y, dtype=dtype).reshape(n))
+        elif y.dtype != dtype:
+            y = y.astype(dtype)
+        if y.size != n:
+            raise ShapeError(f"xgpu: matvec returned {y.size} values for an operator of {n} rows")
+        return y.desc
+
+    return (n, call)
+
+
+def _operator(a, n, dtype, context, what):
+    if isinstance(a, csr_matrix):
+        return a._m
+    if isinstance(a, Laplacian):
+        return a._s
+    if not (hasattr(a, "shape") and hasattr(a, "matvec")):
+        raise TypeError(f"xgpu: {what} must be an xgpu sparse matrix, a Laplacian, or an object with shape and matvec")
+    if tuple(a.shape) != (n, n):
+        raise ShapeError(f"xgpu: {what} is {tuple(a.shape)}, the system has {n} rows")
+    return _python_operator(a, n, dtype, context)
+
+
+def _solve(method, A, b, x0, rtol, atol, maxiter, M, variant="automatic", check_interval=10):
+    if not hasattr(A, "shape"):
+        raise TypeError(f"xgpu: {method}: A must be an xgpu sparse matrix, a Laplacian, or an object with shape "
+                        f"and matvec, not {type(A).__name__}")
+    shape = tuple(A.shape)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ShapeError(f"xgpu: {method}: A is {shape}: it must be square")
+    n = shape[0]
+    context = getattr(A, "context", None) or (b.context if isinstance(b, Array) else None)
+    if context is None:
+        raise TypeError(f"xgpu: {method}: b must be an xgpu array when A has no context")
+    if not isinstance(b, Array):
+        b = to_device(context, np.asarray(b, dtype=getattr(A, "dtype", None)))
+    if b.shape != (n,):
+        raise ShapeError(f"xgpu: {method}: b has shape {b.shape}, the system {n} rows")
+    if b.dtype not in (np.float32, np.float64):
+        raise TypeError(f"xgpu: {method}: b is {b.dtype}; the solvers take float32 or float64")
+    dtype = b.dtype
+    if not b.flags["C_CONTIGUOUS"]:
+        b = b.copy()
+    if x0 is None:
+        x = zeros(context, n, dtype)
+    elif isinstance(x0, Array):
+        x = x0.astype(dtype)  # a copy: x0 is left as it is, as scipy leaves it
+    else:
+        x = to_device(context, np.asarray(x0, dtype=dtype))
+    if x.shape != (n,):
+        raise ShapeError(f"xgpu: {method}: x0 has shape {x.shape}, the system {n} rows")
+    op = _operator(A, n, dtype, context, "A")
+    m = M if M is None or isinstance(M, str) else _operator(M, n, dtype, context, "M")
+    report = _xgpu.solve(method, op, m, b.desc, x.desc, float(rtol), float(atol), int(maxiter or 0), variant,
+                         int(check_interval))
+    info = 0 if report.converged else report.iterations if report.status == "max_iterations" else -1
+    return SolveResult(x, info, report)
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, variant="automatic", check_interval=10):
+    """Conjugate gradients for a symmetric positive definite A: scipy.sparse.linalg.cg's stopping
+    rule |b - A x| <= max(rtol |b|, atol), checked on the true residual at the end. ``M``: None,
+    "jacobi", or an operator applying the inverse of a preconditioner. ``variant``: "classic",
+    "pipelined", "ghysels_vanroose" or "automatic" (docs/solvers.md); ``check_interval``: the
+    iterations between the host's looks at the residual."""
+    return _solve("cg", A, b, x0, rtol, atol, maxiter, M, variant, check_interval)
+
+
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, check_interval=10):
+    """BiCGStab for a general square A, with the arguments and results of cg."""
+    return _solve("bicgstab", A, b, x0, rtol, atol, maxiter, M, check_interval=check_interval)

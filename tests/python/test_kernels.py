@@ -1,0 +1,84 @@
+"""Kernels from source and from argument declarations, against numpy."""
+
+import numpy as np
+import pytest
+
+import xgpu
+from support import random_array
+
+SOURCE = """
+XGPU_KERNEL void axpy(XGPU_GLOBAL float* y, long y_off, XGPU_GLOBAL const float* x, long x_off, float a, int n) {
+    const int i = (int)XGPU_GLOBAL_ID(0);
+    if (i < n) y[y_off + i] += a * x[x_off + i];
+}
+"""
+
+
+def test_compile_and_launch(ctx, rng):
+    hx, hy = random_array(rng, (1000,), np.float32), random_array(rng, (1000,), np.float32)
+    x, y = xgpu.to_device(ctx, hx), xgpu.to_device(ctx, hy)
+    prg = ctx.compile(SOURCE, options=["-DUNUSED=1"])
+    assert "axpy" in prg.kernel_names
+    k = prg.kernel("axpy")
+    k(ctx.queue, xgpu.Grid(1024, 64), y, x, np.float32(0.5), np.int32(1000))
+    np.testing.assert_allclose(y.get(), hy + 0.5 * hx, rtol=1e-6)
+    # A view is passed at its offset.
+    k(ctx.queue, 512, y[500:], x[:500], np.float32(2), np.int32(500))
+    hy = hy + 0.5 * hx
+    hy[500:] += 2 * hx[:500]
+    np.testing.assert_allclose(y.get(), hy, rtol=1e-6)
+
+
+def test_launch_arguments_are_checked(ctx):
+    k = ctx.compile(SOURCE).kernel("axpy")
+    y = xgpu.zeros(ctx, 4, np.float32)
+    before = ctx.launch_count
+    with pytest.raises(xgpu.DTypeError, match="numpy scalar"):
+        k(ctx.queue, 4, y, y, 0.5, np.int32(4))
+    with pytest.raises(xgpu.InvalidArgument):
+        k(ctx.queue, 4, y, y, np.float32(1))  # too few
+    with pytest.raises(xgpu.DTypeError):
+        k(ctx.queue, 4, y, "y", np.float32(1), np.int32(4))
+    assert ctx.launch_count == before
+    with pytest.raises(xgpu.InvalidArgument):
+        ctx.compile(SOURCE).kernel("nope")
+
+
+def test_elementwise_kernel(ctx, rng):
+    hx = random_array(rng, (1000,), np.float32)
+    x, z = xgpu.to_device(ctx, hx), xgpu.zeros(ctx, 1000, np.float32)
+    lin = xgpu.ElementwiseKernel(ctx, "float a, const float* x, float b, float* z", "z[i] = a * x[i] + b", "lin")
+    lin(2, x, 0.5, z)
+    np.testing.assert_allclose(z.get(), 2 * hx + 0.5, rtol=1e-6)
+    lin(np.float32(3), x, 0, z, range=slice(0, 1000, 2))
+    want = 2 * hx + 0.5
+    want[::2] = 3 * hx[::2]
+    np.testing.assert_allclose(z.get(), want, rtol=1e-6)
+    with pytest.raises(xgpu.DTypeError):
+        lin(2, xgpu.zeros(ctx, 1000, np.int32), 0.5, z)  # declared float*
+    with pytest.raises(xgpu.DTypeError):
+        lin(2.5j, x, 0.5, z)  # a complex value for a float
+    with pytest.raises(xgpu.InvalidArgument):
+        lin(2, x, z)
+
+
+def test_reduction_kernel(ctx, rng):
+    hx, hy = random_array(rng, (5000,), np.float32), random_array(rng, (5000,), np.float32)
+    x, y = xgpu.to_device(ctx, hx), xgpu.to_device(ctx, hy)
+    dot = xgpu.ReductionKernel(ctx, np.float32, "0", "a + b", "x[i] * y[i]", "const float* x, const float* y")
+    np.testing.assert_allclose(dot(x, y).get(), np.dot(hx, hy), rtol=1e-4)
+    np.testing.assert_allclose(dot(x, y, range=100).get(), np.dot(hx[:100], hy[:100]), rtol=1e-4)
+    mx = xgpu.ReductionKernel(ctx, np.int32, "-2147483647", "a > b ? a : b", "w[i]", "const int* w")
+    hv = (hx * 1000).astype(np.int32)
+    assert mx(xgpu.to_device(ctx, hv)).get() == hv.max()
+
+
+def test_queues(ctx, rng):
+    q = ctx.new_queue()
+    x = xgpu.to_device(ctx, random_array(rng, (100,), np.float32))
+    k = xgpu.ElementwiseKernel(ctx, "float* x", "x[i] = 2 * x[i]")
+    k(x, queue=q)
+    q.finish()
+    a, b = q.marker(), q.marker()
+    b.wait()
+    assert b.is_complete and a.elapsed_ms(b) >= 0

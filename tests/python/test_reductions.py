@@ -1,0 +1,65 @@
+"""Reductions against numpy: whole arrays, fused expressions, along an axis, device scalars."""
+
+import numpy as np
+import pytest
+
+import xgpu
+from support import needs_fp64, random_array
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "uint32", "int64", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("n", [1, 31, 1000, 100003])
+def test_sum(ctx, rng, dtype, n):
+    needs_fp64(ctx, dtype)
+    h = random_array(rng, (n,), dtype)
+    got, want = xgpu.sum(xgpu.to_device(ctx, h)), np.sum(h)
+    assert got.shape == () and got.dtype == want.dtype
+    np.testing.assert_allclose(got.get(), want, rtol=1e-4 if h.dtype.itemsize <= 8 and h.dtype.kind in "fc" else 0)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "float32", "float64"])
+def test_extrema(ctx, rng, dtype):
+    needs_fp64(ctx, dtype)
+    h = random_array(rng, (5000,), dtype)
+    a = xgpu.to_device(ctx, h)
+    assert xgpu.min(a).get() == h.min() and xgpu.max(a).get() == h.max()
+    assert a.min().item() == h.min() and a.max().item() == h.max()
+    assert xgpu.argmin(a).get() == np.argmin(h) and xgpu.argmax(a).get() == np.argmax(h)
+    assert bool(xgpu.any(a > h.max())) is False and bool(xgpu.all(a >= h.min())) is True
+
+
+def test_fused_and_axis(ctx, rng):
+    h = random_array(rng, (64, 33), np.float32)
+    a = xgpu.to_device(ctx, h)
+    before = ctx.launch_count
+    s = xgpu.sum(a * a + 1)
+    launches = ctx.launch_count - before
+    np.testing.assert_allclose(s.get(), np.sum(h * h + 1), rtol=1e-5)
+    assert launches <= 2  # one pass over memory (and a second stage where the device needs one)
+    for axis in (0, 1, -1):
+        np.testing.assert_allclose(xgpu.sum(a, axis=axis).get(), h.sum(axis=axis), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(a.max(axis=axis).get(), h.max(axis=axis))
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.sum(a, axis=2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int32"])
+def test_dot_vdot_norm(ctx, rng, dtype):
+    needs_fp64(ctx, dtype)
+    hx, hy = random_array(rng, (4097,), dtype), random_array(rng, (4097,), dtype)
+    x, y = xgpu.to_device(ctx, hx), xgpu.to_device(ctx, hy)
+    rtol = 1e-4 if dtype in ("float32", "complex64") else 1e-12
+    np.testing.assert_allclose(xgpu.dot(x, y).get(), np.dot(hx, hy), rtol=rtol)
+    np.testing.assert_allclose(x.dot(y).get(), np.dot(hx, hy), rtol=rtol)
+    np.testing.assert_allclose(xgpu.vdot(x, y).get(), np.vdot(hx, hy), rtol=rtol)
+    for ord in (None, 1, np.inf):
+        np.testing.assert_allclose(xgpu.norm(x, ord).get(), np.linalg.norm(hx, ord), rtol=rtol)
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.dot(x, x[1:])
+
+
+def test_device_scalar_in_expressions(ctx, rng):
+    h = random_array(rng, (1000,), np.float32)
+    x = xgpu.to_device(ctx, h)
+    y = x / xgpu.norm(x)  # the norm stays on the device
+    np.testing.assert_allclose(y.get(), h / np.linalg.norm(h), rtol=1e-5)

@@ -1,0 +1,121 @@
+"""The Krylov solvers against scipy.sparse.linalg: iterations within 2 of scipy's, solutions
+within the tolerance, every kind of operator, and the report."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import xgpu
+from support import needs_fp64
+
+sp = pytest.importorskip("scipy.sparse")
+sla = pytest.importorskip("scipy.sparse.linalg")
+# scipy named the relative tolerance `tol` before 1.12.
+_RTOL = "rtol" if "rtol" in inspect.signature(sla.cg).parameters else "tol"
+
+
+def poisson(n):
+    t = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(n, n))
+    return (sp.kron(t, sp.eye(n)) + sp.kron(sp.eye(n), t)).tocsr()
+
+
+def scipy_solve(method, a, b, rtol, **kw):
+    count = [0]
+    x, info = getattr(sla, method)(a, b, **{_RTOL: rtol}, atol=0.0, callback=lambda xk: count.__setitem__(0, count[0] + 1), **kw)
+    return x, info, count[0]
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float64", 1e-8), ("float32", 1e-4)])
+def test_cg_against_scipy(ctx, rng, dtype, rtol):
+    needs_fp64(ctx, dtype)
+    a = poisson(24).astype(dtype)
+    b = rng.uniform(-1, 1, a.shape[0]).astype(dtype)
+    result = xgpu.solvers.cg(xgpu.sparse.csr_matrix(ctx, a), xgpu.to_device(ctx, b), rtol=rtol)
+    x, info = result
+    report = result.report
+    _, scipy_info, scipy_iterations = scipy_solve("cg", a.astype(np.float64), b.astype(np.float64), rtol)
+    assert info == 0 and scipy_info == 0 and report.converged
+    if dtype == "float64":
+        assert abs(report.status_iteration - scipy_iterations) <= 2
+    assert np.linalg.norm(b - a @ x.get()) <= rtol * np.linalg.norm(b) * 1.0001
+
+
+def test_cg_operators_agree(ctx, rng):
+    """A matrix, the matrix-free Laplacian and a Python LinearOperator give the same iterations."""
+    needs_fp64(ctx, np.float64)
+    n = 20
+    a = poisson(n)
+    hb = rng.uniform(-1, 1, n * n)
+    b = xgpu.to_device(ctx, hb)
+    runs = [xgpu.solvers.cg(op, b, rtol=1e-9) for op in
+            (xgpu.sparse.csr_matrix(ctx, a), xgpu.sparse.Laplacian(ctx, n, n), sla.aslinearoperator(a))]
+    for r in runs:
+        assert r.info == 0 and r.report.converged
+        np.testing.assert_allclose(r.x.get(), runs[0].x.get(), rtol=1e-7, atol=1e-9)
+    assert len({r.report.status_iteration for r in runs}) == 1
+    # A Python operator that returns device arrays, and a preconditioner as an operator.
+    A = xgpu.sparse.csr_matrix(ctx, a)
+
+    class Device:
+        shape = a.shape
+
+        def matvec(self, x):
+            return A @ x
+
+    class Jacobi:
+        shape = a.shape
+
+        def matvec(self, x):
+            return x / 4.0
+
+    r = xgpu.solvers.cg(Device(), b, rtol=1e-9, M=Jacobi())
+    assert r.info == 0
+    np.testing.assert_allclose(r.x.get(), runs[0].x.get(), rtol=1e-7, atol=1e-9)
+
+
+def test_bicgstab_against_scipy(ctx, rng):
+    needs_fp64(ctx, np.float64)
+    n = 400
+    a = (sp.random(n, n, 4 / n, random_state=rng) + sp.diags(rng.uniform(4, 6, n))).tocsr()
+    b = rng.uniform(-1, 1, n)
+    result = xgpu.solvers.bicgstab(xgpu.sparse.csr_matrix(ctx, a), xgpu.to_device(ctx, b), rtol=1e-8)
+    x, info = result
+    _, scipy_info, scipy_iterations = scipy_solve("bicgstab", a, b, 1e-8)
+    assert info == 0 and scipy_info == 0
+    assert abs(result.report.status_iteration - scipy_iterations) <= 2
+    assert np.linalg.norm(b - a @ x.get()) <= 1e-8 * np.linalg.norm(b) * 1.0001
+    r = xgpu.solvers.bicgstab(xgpu.sparse.csr_matrix(ctx, a), xgpu.to_device(ctx, b), rtol=1e-8, M="jacobi")
+    assert r.info == 0
+
+
+def test_the_limit_and_the_report(ctx, rng):
+    needs_fp64(ctx, np.float64)
+    a = xgpu.sparse.csr_matrix(ctx, poisson(30))
+    b = xgpu.to_device(ctx, rng.uniform(-1, 1, 900))
+    x0 = xgpu.zeros(ctx, 900)
+    r = xgpu.solvers.cg(a, b, x0, rtol=1e-12, maxiter=5)
+    assert r.info == r.report.iterations > 0 and r.report.status == "max_iterations" and not r.report.converged
+    assert x0.get().max() == 0  # x0 is left as it is
+    assert r.report.residual > 0 and r.report.method == "cg" and r.report.ms_per_iteration >= 0
+
+
+def test_misuse(ctx, rng):
+    a = xgpu.sparse.csr_matrix(ctx, sp.eye(10, dtype=np.float32))
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.solvers.cg(a, xgpu.zeros(ctx, 11, np.float32))
+    with pytest.raises(TypeError):
+        xgpu.solvers.cg(a, xgpu.zeros(ctx, 10, np.int32))
+    with pytest.raises(TypeError):
+        xgpu.solvers.cg(object(), xgpu.zeros(ctx, 10, np.float32))
+    with pytest.raises(ValueError):
+        xgpu.solvers.cg(a, xgpu.zeros(ctx, 10, np.float32), M="ilu")
+
+    class Broken:
+        shape = (10, 10)
+
+        def matvec(self, x):
+            raise RuntimeError("broken operator")
+
+    with pytest.raises(RuntimeError, match="broken operator"):
+        xgpu.solvers.cg(Broken(), xgpu.to_device(ctx, np.ones(10, np.float32)))
