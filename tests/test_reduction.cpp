@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include <xgpu/codegen.hpp>
+#include <xgpu/elementwise.hpp>
 #include <xgpu/reduction.hpp>
 
 #include "support.hpp"
@@ -584,6 +585,19 @@ TEST_CASE("ReductionKernel as PyOpenCL's") {
         CHECK(maxk.over(50000, std::uint32_t(0)).get() == want);
         CHECK_THROWS_AS(dotk(to_device(ctx, std::vector<float>{1.0f}), to_device(ctx, std::vector<float>{1.0f})),
                         InvalidArgument);
+        // Any argument name the kernel around the map does not declare itself; the others are
+        // refused by name, before anything is compiled.
+        const auto hv = random_vector<std::int32_t>(3001, -1000, 1000);
+        ReductionKernel<std::int64_t> named_v(ctx, "0", "a + b", "(int64_t)v[i] * a", "const int32_t* v, int32_t a",
+                                              "sum_scaled");
+        CHECK(named_v(to_device(ctx, hv), std::int32_t(3)).get() ==
+              3 * std::accumulate(hv.begin(), hv.end(), std::int64_t(0)));
+        for (const char* taken : {"const int32_t* x, const int n", "const int32_t* out", "const int32_t* i",
+                                  "const int32_t* xgpu_x", "const int32_t* a3"})
+            CHECK_THROWS_WITH(ReductionKernel<std::int64_t>(ctx, "0", "a + b", "(int64_t)x[i]", taken, "taken"),
+                              Contains("is taken by the kernel around the operation"));
+        CHECK_THROWS_WITH(ElementwiseKernel(ctx, "float* i", "i[0] = 1", "index_named_i"),
+                          Contains("argument name 'i' is taken"));
     }
 }
 

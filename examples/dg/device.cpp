@@ -96,18 +96,11 @@ std::string kernel_source(const ReferenceElement& ref, bool f64) {
 
 xgpu::KernelTemplate::Parameters kernel_parameters(const ReferenceElement& ref, bool f64, const VolumeShape& v,
                                                    const SurfaceShape& s) {
-    return {{"T", f64 ? "double" : "float"},
-            {"NP", ref.np},
-            {"NFP", ref.nfp},
-            {"TV", f64 ? "double2" : "float4"},
-            {"TVN", f64 ? 2 : 4},
-            {"EPB", s.epb},
-            {"SB", s.sb},
-            {"SV", s.sv},
-            {"FORM", v.form},
-            {"NPW", v.npw},
-            {"VEPB", v.vepb},
-            {"VB", v.vb}};
+    // clang-format off
+    return {{"T", f64 ? "double" : "float"}, {"NP", ref.np}, {"NFP", ref.nfp}, {"TV", f64 ? "double2" : "float4"},
+            {"TVN", f64 ? 2 : 4}, {"EPB", s.epb}, {"SB", s.sb}, {"SV", s.sv},
+            {"FORM", v.form}, {"NPW", v.npw}, {"VEPB", v.vepb}, {"VB", v.vb}};
+    // clang-format on
 }
 
 DeviceMaxwell::DeviceMaxwell(const xgpu::Context& ctx, const Discretization& d, DeviceOptions options)

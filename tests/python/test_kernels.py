@@ -71,6 +71,11 @@ def test_reduction_kernel(ctx, rng):
     mx = xgpu.ReductionKernel(ctx, np.int32, "-2147483647", "a > b ? a : b", "w[i]", "const int* w")
     hv = (hx * 1000).astype(np.int32)
     assert mx(xgpu.to_device(ctx, hv)).get() == hv.max()
+    # An argument may take any name the kernel around the map does not declare itself.
+    total = xgpu.ReductionKernel(ctx, np.int64, "0", "a + b", "(long)v[i]", "const int* v")
+    assert total(xgpu.to_device(ctx, hv)).get() == hv.astype(np.int64).sum()
+    with pytest.raises(xgpu.InvalidArgument, match="'n' is taken"):
+        xgpu.ReductionKernel(ctx, np.int64, "0", "a + b", "(long)w[i] * n", "const int* w, int n")
 
 
 def test_queues(ctx, rng):

@@ -2,10 +2,12 @@
 // each array argument at its offset, and checks every argument before launching.
 #include "xgpu/elementwise.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "../codegen/elementwise.hpp"
 #include "../codegen/skeleton.hpp"
@@ -120,8 +122,18 @@ template <class Param> std::vector<Param> parse(const std::string& arguments) {
 
 } // namespace
 
-UserArguments::UserArguments(const std::string& declarations, const std::string& kernel_name)
-    : params_(parse<Param>(declarations)), kernel_(kernel_name) {}
+UserArguments::UserArguments(const std::string& declarations, const std::string& kernel_name,
+                             const std::vector<std::string>& reserved)
+    : params_(parse<Param>(declarations)), kernel_(kernel_name) {
+    for (const auto& p : params_) {
+        const bool taken = p.name == "i" || p.name.starts_with("xgpu_") ||
+                           std::find(reserved.begin(), reserved.end(), p.name) != reserved.end();
+        if (taken)
+            throw InvalidArgument(fmt::format("xgpu: kernel '{}': the argument name '{}' is taken by the kernel "
+                                              "around the operation (reserved: i, xgpu_...{}{}); rename the argument",
+                                              kernel_, p.name, reserved.size() ? ", " : "", fmt::join(reserved, ", ")));
+    }
+}
 
 std::vector<DeclaredArgument> declared_arguments(const std::string& declarations) {
     struct Param {

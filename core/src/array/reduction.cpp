@@ -942,25 +942,40 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     return out;
 }
 
+namespace {
+// The names kernels/reduction.kernel declares where a ReductionKernel's map is evaluated (the
+// kernels' parameters and locals, and the accumulators a1 ...): an argument cannot take one.
+std::vector<std::string> reduction_names() {
+    std::vector<std::string> names{"partial", "out",        "out_offset", "mirror", "mirror_offset", "n",
+                                   "chunk",   "mode",       "ticket",     "final",  "scratch",       "lid",
+                                   "acc",     "first",      "last",       "j",      "stride",        "m",
+                                   "row",     "last_group", "groups"};
+    for (unsigned a = 1; a < 16; ++a)
+        names.push_back(accumulator(a));
+    return names;
+}
+} // namespace
+
 ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const std::string& neutral,
                                          const std::string& reduce, const std::string& map,
                                          const std::string& arguments, const std::string& name,
                                          const std::string& preamble)
-    : ctx_(ctx), args_(arguments, name) {
+    : ctx_(ctx), args_(arguments, name, reduction_names()) {
     require_fp64(ctx, type);
     spec_.name = name;
     spec_.acc_type = dev(type);
     spec_.neutral = neutral;
     spec_.reduce = reduce;
-    spec_.map = "v";
+    spec_.map = "xgpu_mapped";
     spec_.finish = "a";
     spec_.out = type;
     spec_.acc_bytes = info(type).size;
     spec_.shuffle = false; // a user's operator may not be one a shuffle can carry
     detail::register_shape_problems();
     shape_ = launch_shape(ctx, KernelFamily::reduction, type);
-    const std::string source = reduction_source(spec_, shape_, args_.params(), args_.rebind(),
-                                                fmt::format("        const {} v = {};\n", dev(type), map), preamble);
+    const std::string source =
+        reduction_source(spec_, shape_, args_.params(), args_.rebind(),
+                         fmt::format("        const {} xgpu_mapped = {};\n", dev(type), map), preamble);
     auto program = ctx.compile(source);
     stage1_ = program.kernel("xgpu_reduce_stage1");
     stage2_ = program.kernel("xgpu_reduce_stage2");
