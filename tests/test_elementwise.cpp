@@ -52,5 +52,16 @@ TEST_CASE("ElementwiseKernel checks its arguments before launching") {
         auto strided = d(slice({}, {}, 2));
         CHECK_THROWS_WITH(k(strided, strided), Contains("non-contiguous"));
         CHECK_THROWS_AS(ElementwiseKernel(ctx, "float* a", "a[i] = ;", "broken"), CompileError);
+        // Every array holds every index the kernel runs: i indexes them all.
+        ElementwiseKernel copy(ctx, "float* y, const float* x", "y[i] = x[i]", "copy_f");
+        const auto hx = random_vector<float>(50, -1.0f, 1.0f);
+        auto xs = to_device(ctx, hx), short_y = zeros<float>(ctx, {20});
+        CHECK_THROWS_WITH(copy(xs, short_y), Contains("'x' holds 20 elements") && Contains("up to 49"));
+        auto long_y = zeros<float>(ctx, {50});
+        CHECK_THROWS_WITH(copy(slice(10, 30), long_y, short_y), Contains("'x' holds 20 elements"));
+        copy(slice(19, {}, -2), short_y, xs); // indices 19, 17, ..., 1: inside both
+        const auto got = short_y.get();
+        for (std::size_t i = 0; i < 20; ++i)
+            CHECK(got[i] == (i % 2 ? hx[i] : 0.0f));
     }
 }

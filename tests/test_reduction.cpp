@@ -585,6 +585,12 @@ TEST_CASE("ReductionKernel as PyOpenCL's") {
         CHECK(maxk.over(50000, std::uint32_t(0)).get() == want);
         CHECK_THROWS_AS(dotk(to_device(ctx, std::vector<float>{1.0f}), to_device(ctx, std::vector<float>{1.0f})),
                         InvalidArgument);
+        // Every array holds every index the map reads: a short one is refused, not read past.
+        const auto h5 = random_vector<std::int32_t>(5, -9, 9);
+        CHECK_THROWS_WITH(dotk(to_device(ctx, random_vector<std::int32_t>(100, -9, 9)), to_device(ctx, h5)),
+                          Contains("'y' holds 5 elements"));
+        CHECK(dotk.over(5, to_device(ctx, h5), to_device(ctx, h5)).get() ==
+              std::inner_product(h5.begin(), h5.end(), h5.begin(), std::int64_t(0)));
         // Any argument name the kernel around the map does not declare itself; the others are
         // refused by name, before anything is compiled.
         const auto hv = random_vector<std::int32_t>(3001, -1000, 1000);

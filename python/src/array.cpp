@@ -128,6 +128,17 @@ void bind_array(nb::module_& m) {
     m.def("view_as",
           [](const ArrayDesc& a, std::string_view dtype) { return detail::view_as(a, dtype_from_name(dtype)); });
     m.def("may_share_memory", &detail::may_share_memory);
+    // numpy's .real and .imag of a complex array: its real or imaginary parts as a strided view.
+    m.def("complex_part", [](const ArrayDesc& a, bool imag) {
+        if (kind(a.dtype) != Kind::complex) throw nb::type_error("xgpu: complex_part of a real array");
+        ArrayDesc v = a;
+        v.dtype = real_type(a.dtype);
+        v.offset = 2 * a.offset + (imag ? 1 : 0);
+        for (auto& s : v.strides)
+            s *= 2;
+        v.mirror = nullptr;
+        return v;
+    });
     // numpy.expand_dims: a new axis of length 1 at `axis` (a view).
     m.def("expand_dims", [](const ArrayDesc& a, std::size_t axis) {
         if (axis > a.shape.size()) throw nb::index_error("xgpu: expand_dims: axis out of range");

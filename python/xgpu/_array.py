@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from . import _xgpu
-from ._errors import DTypeError, InvalidArgument, ShapeError
+from ._errors import AxisError, DTypeError, InvalidArgument, ShapeError
 
 __all__ = ["Array", "compute_pending", "empty", "full", "zeros", "ones", "empty_like", "zeros_like", "ones_like",
            "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "atan2", "arctan2", "hypot",
@@ -122,14 +122,14 @@ class Array:
     ``reshape``, ``view(dtype)``) share their elements with the array they come from.
     """
 
-    __slots__ = ("_d", "_node", "_shape", "_dtype", "_nodes", "_folded", "_leaf", "__weakref__")
+    __slots__ = ("_d", "_node", "_shape", "_dtype", "_nodes", "_leaf", "__weakref__")
     __array_priority__ = 100.0
     __array_ufunc__ = None  # numpy's operators defer to the reflected ones below
     __hash__ = None
 
     def __init__(self, desc=None, node=None, nodes=1):
         """An array of a C++ description, or a pending expression of `nodes` nodes."""
-        self._d, self._node, self._nodes, self._folded, self._leaf = desc, node, nodes, False, None
+        self._d, self._node, self._nodes, self._leaf = desc, node, nodes, None
         if desc is not None:
             self._shape, self._dtype = desc.shape, desc.dtype
         else:
@@ -206,19 +206,33 @@ class Array:
         return self
 
     # -- host transfers ----------------------------------------------------------------------
-    def get(self, ary=None):
-        """The values as a numpy array (C-contiguous); into ``ary`` where given. Blocking."""
+    def get(self, ary=None, queue=None):
+        """The values as a numpy array (C-contiguous); into ``ary`` where given. Blocking. Read on
+        ``queue`` (default: the context's current queue), which orders it after that queue's work:
+        work on other queues is not waited for (PyOpenCL's ``a.get(queue)`` is taken too)."""
+        if isinstance(ary, _xgpu.Queue):
+            ary, queue = None, ary
+        if queue is not None:
+            from ._kernels import _on
+
+            return _on(queue, lambda: self.get(ary))
         d = self.desc
         if ary is None:
             ary = np.empty(self._shape, self.dtype)
-        elif ary.shape != self._shape or ary.dtype != self.dtype or not ary.flags.c_contiguous:
-            raise ShapeError(f"xgpu: get: the host array is {ary.shape} {ary.dtype}, "
-                             f"not C-contiguous {self._shape} {self.dtype}")
+        elif ary.dtype != self.dtype:
+            raise DTypeError(f"xgpu: get: the host array is of {ary.dtype}, not {self.dtype}")
+        elif ary.shape != self._shape or not ary.flags.c_contiguous:
+            raise ShapeError(f"xgpu: get: the host array is {ary.shape}, not C-contiguous {self._shape}")
         _xgpu.to_host(d, ary.reshape(-1) if ary.ndim else ary.reshape(1))
         return ary
 
-    def set(self, ary):
-        """Writes host values into the array (converted to its dtype, broadcast to its shape)."""
+    def set(self, ary, queue=None):
+        """Writes host values into the array (converted to its dtype, broadcast to its shape), on
+        ``queue`` (default: the context's current queue)."""
+        if queue is not None:
+            from ._kernels import _on
+
+            return _on(queue, lambda: self.set(ary))
         compute_pending()
         host = np.ascontiguousarray(np.broadcast_to(np.asarray(ary), self._shape), dtype=self.dtype)
         _xgpu.from_host(self.desc, host.reshape(-1) if host.ndim else host.reshape(1))
@@ -309,7 +323,7 @@ class Array:
             key = key[:at] + (slice(None),) * (self.ndim - used) + key[at + 1:]
         if used > self.ndim:
             raise IndexError(f"xgpu: too many indices ({used}) for an array of shape {self._shape}")
-        out, new_axes, position = [], [], 0
+        out, new_axes, position, axis = [], [], 0, 0
         for k in key:
             if k is None:
                 new_axes.append(position)
@@ -317,8 +331,13 @@ class Array:
             elif isinstance(k, slice):
                 out.append(slice(*(None if v is None else _to_int(v) for v in (k.start, k.stop, k.step))))
                 position += 1
+                axis += 1
             elif isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
+                n = self._shape[axis]
+                if not -n <= int(k) < n:
+                    raise IndexError(f"xgpu: index {int(k)} is out of bounds for axis {axis} with size {n}")
                 out.append(int(k))
+                axis += 1
             else:
                 raise IndexError(f"xgpu: arrays take integers, slices, None and '...' as indices, not "
                                  f"{type(k).__name__}")
@@ -334,13 +353,19 @@ class Array:
     def __getitem__(self, key):
         return Array(self._view(key))
 
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d xgpu array")
+        return (self[k] for k in range(self._shape[0]))
+
     def __setitem__(self, key, value):
         temporary = sys.getrefcount(value) <= _T_SETITEM
         _write(self._view(key), value, temporary)
 
     def fill(self, value):
+        data = _scalar_bytes(value, self._dtype)
         compute_pending()
-        _xgpu.fill(self.desc, np.array(value).astype(self.dtype, casting="unsafe").tobytes())
+        _xgpu.fill(self.desc, data)
         return self
 
     def copy(self, order="C"):
@@ -374,7 +399,9 @@ class Array:
             return self.transpose().reshape(tuple(reversed(shape))).transpose()
         if order != "C":
             raise ValueError(f"xgpu: reshape: order must be 'C' or 'F', not {order!r}")
-        shape = list(shape)
+        shape = [_to_int(s) for s in shape]
+        if builtins.any(s < -1 for s in shape):
+            raise ShapeError(f"xgpu: reshape: negative dimensions in {tuple(shape)} (only -1, once)")
         if shape.count(-1) > 1:
             raise ShapeError("xgpu: reshape: only one dimension can be -1")
         if -1 in shape:
@@ -399,7 +426,8 @@ class Array:
         if axis is None:
             axes = [i for i, n in enumerate(self._shape) if n == 1]
         else:
-            axes = [a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
+            axes = [_axis(a, self.ndim) for a in ((axis,) if isinstance(axis, (numbers.Integral, np.integer))
+                                                  else axis)]
             wrong = [a for a in axes if self._shape[a] != 1]
             if wrong:
                 raise ShapeError(f"xgpu: squeeze: axis {wrong[0]} has length {self._shape[wrong[0]]}, not 1")
@@ -409,7 +437,12 @@ class Array:
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return Array(_xgpu.transpose(self.desc, list(axes)))
+        elif len(axes) == 1 and axes[0] is None:
+            axes = ()
+        axes = [_axis(a, self.ndim) for a in axes]
+        if axes and sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"xgpu: transpose: the axes {tuple(axes)} are not a permutation of 0..{self.ndim - 1}")
+        return Array(_xgpu.transpose(self.desc, axes))
 
     @property
     def T(self):
@@ -443,11 +476,19 @@ class Array:
 
     @property
     def real(self):
-        return _unary("real", self, False)
+        """numpy's: a view of the real parts of a complex array (writes go into it), the array
+        itself for a real one."""
+        if self.dtype.kind != "c":
+            return Array(self.desc)
+        return Array(_xgpu.complex_part(self.desc, False))
 
     @property
     def imag(self):
-        return _unary("imag", self, False)
+        """numpy's: a view of the imaginary parts of a complex array; zeros for a real one (a new
+        array, as numpy's is read-only)."""
+        if self.dtype.kind != "c":
+            return zeros(self.context, self._shape, self._dtype)
+        return Array(_xgpu.complex_part(self.desc, True))
 
 
 class _Flags:
@@ -485,6 +526,15 @@ def from_dlpack(context, tensor):
     return Array(_xgpu.from_dlpack(context, tensor))
 
 
+def _axis(axis, ndim):
+    """numpy's normalisation of an axis (negative from the end); out of range raises AxisError."""
+    if not isinstance(axis, (numbers.Integral, np.integer)) or isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"xgpu: an axis must be an integer, not {type(axis).__name__}")
+    if not -ndim <= axis < ndim:
+        raise AxisError(f"xgpu: axis {axis} is out of bounds for an array of dimension {ndim}")
+    return int(axis) % ndim
+
+
 def _to_int(v):
     if isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return int(v)
@@ -499,13 +549,18 @@ def _order(a, order):
     raise ValueError(f"xgpu: order must be 'C', 'F', 'A' or 'K', not {order!r}")
 
 
-def compute_pending():
-    """Computes every pending expression (before anything writes an array they may read)."""
+def compute_pending(keep=None):
+    """Computes every pending expression (before anything writes an array they may read), but
+    `keep`, the expression about to be computed into the array written. A temporary folded into
+    another expression is gone by now (the references are weak); one still alive, though folded,
+    is computed too, since someone may still read it."""
     refs = _pending[:]
     _pending.clear()
     for k, r in enumerate(refs):
         a = r()
-        if a is not None and a._d is None and not a._folded:
+        if a is keep and a is not None:
+            _pending.append(r)
+        elif a is not None and a._d is None:
             try:
                 a._compute()
             except BaseException:
@@ -516,7 +571,7 @@ def compute_pending():
 def _sweep():
     """Drops the references to arrays that are gone or computed."""
     global _SWEEP
-    _pending[:] = [r for r in _pending if (a := r()) is not None and a._d is None and not a._folded]
+    _pending[:] = [r for r in _pending if (a := r()) is not None and a._d is None]
     _SWEEP = builtins.max(4096, 2 * len(_pending))
 
 
@@ -525,8 +580,7 @@ def _fold(x, temporary):
     expression; a named pending expression is computed first, so that it is computed once."""
     if x._d is None:
         if temporary and x._nodes < _MAX_NODES:
-            x._folded = True  # its tree lives on in the new expression: not computed on its own
-            return x._node, x._nodes
+            return x._node, x._nodes  # its tree lives on in the new expression
         x._compute()
     leaf = x._leaf  # the array as an expression's operand, made once: its description never changes
     if leaf is None:
@@ -534,11 +588,13 @@ def _fold(x, temporary):
     return leaf, 1
 
 
-def _operand(x, temporary, against):
+def _operand(x, temporary, against, compare=False):
     """The node of an operand: an array, or a Python or numpy scalar (None for anything else). A
     Python scalar is weak, as in numpy: it takes the array's type `against` where that holds its
     kind; a numpy scalar combines as the installed numpy combines it with an array (numpy 1: by
-    its value; numpy 2: by its type), where the result is a type xgpu arrays hold."""
+    its value; numpy 2: by its type), where the result is a type xgpu arrays hold. A Python int
+    that the integer type `against` cannot hold raises OverflowError as numpy 2 does, but in a
+    comparison (`compare`), which it takes in its own type, so that `uint8_array < -1` is False."""
     if type(x) is Array:
         return _fold(x, temporary)
     kind = _scalar_kind(x)
@@ -549,6 +605,12 @@ def _operand(x, temporary, against):
         return None, 0
     k, value_type, value = kind
     as_type = _weak(against, k)
+    if type(x) is int and as_type in _INT_RANGES:
+        lo, hi = _INT_RANGES[as_type]
+        if not lo <= x <= hi:
+            if not compare:
+                raise OverflowError(f"xgpu: Python integer {x} out of bounds for {as_type}")
+            as_type = value_type
     if isinstance(x, np.generic) and k != "b":
         t = np.result_type(np.empty(0, against), x).name
         if t in _DTYPES:
@@ -561,6 +623,10 @@ def _operand(x, temporary, against):
         node = _scalars[key] = _xgpu.scalar_node(as_type, value, value_type)
     return node, 1
 
+
+_INT_RANGES = {t: (int(np.iinfo(t).min), int(np.iinfo(t).max))
+               for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 
 # Scalar nodes by (type, bytes, the value's type): a constant of a loop is made once.
 _scalars = {}
@@ -579,10 +645,11 @@ def _weak(against, kind):
 
 def _binary_node(fn, a, b, temp_a, temp_b):
     against = a._dtype if type(a) is Array else b._dtype
-    na, ca = _operand(a, temp_a, against)
+    compare = fn in _COMPARISONS
+    na, ca = _operand(a, temp_a, against, compare)
     if na is None:
         return None, 0
-    nb, cb = _operand(b, temp_b, against)
+    nb, cb = _operand(b, temp_b, against, compare)
     if nb is None:
         return None, 0
     return _op_node(fn, na, nb), ca + cb + 1
@@ -670,25 +737,37 @@ def _inplace(fn, a, other, temp_other):
         return NotImplemented
     if not _xgpu.can_cast_same_kind(node.dtype, a._dtype):
         raise DTypeError(f"xgpu: the result of type {node.dtype} cannot be stored in an array of {a._dtype}")
-    compute_pending()
+    compute_pending(keep=other if temp_other else None)
     _xgpu.evaluate(node, a.desc)
     return a
+
+
+def _scalar_bytes(value, dtype):
+    """A scalar stored into an array of `dtype` as numpy stores it (a float into an integer array
+    truncates), but a Python int out of the type's range or a complex into a real array raises."""
+    if type(value) is int and dtype in _INT_RANGES:
+        lo, hi = _INT_RANGES[dtype]
+        if not lo <= value <= hi:
+            raise OverflowError(f"xgpu: Python integer {value} out of bounds for {dtype}")
+    if isinstance(value, (complex, np.complexfloating)) and not np.dtype(dtype).kind == "c":
+        raise DTypeError(f"xgpu: a complex value cannot be stored in an array of {dtype}")
+    return np.array(value).astype(np.dtype(dtype), casting="unsafe").tobytes()
 
 
 def _write(target, value, temporary):
     """target[...] = value: an array, a pending expression, a scalar or host values."""
     if isinstance(value, Array):
         if value._d is None and temporary:
-            value._folded = True  # computed straight into the target, not on its own
-            compute_pending()
+            compute_pending(keep=value)  # computed straight into the target, not on its own
             _xgpu.evaluate(value._node, target)
             return
         src = value.desc
         compute_pending()
         _xgpu.assign(target, src)
     elif _is_scalar(value):
+        data = _scalar_bytes(value, target.dtype)
         compute_pending()
-        _xgpu.fill(target, np.array(value).astype(np.dtype(target.dtype), casting="unsafe").tobytes())
+        _xgpu.fill(target, data)
     else:
         compute_pending()
         host = np.ascontiguousarray(np.broadcast_to(np.asarray(value), target.shape), dtype=np.dtype(target.dtype))
@@ -710,7 +789,10 @@ def _shape(shape):
 
 def empty(context, shape, dtype=np.float64, order="C"):
     """A new array of ``shape`` and ``dtype``, its values undefined."""
-    return Array(_xgpu.make_array(context, dtype_name(dtype), list(_shape(shape)), order))
+    name = dtype_name(dtype)
+    if name not in _DTYPES:
+        raise DTypeError(f"xgpu: arrays cannot hold elements of type {name}")
+    return Array(_xgpu.make_array(context, name, list(_shape(shape)), order))
 
 
 def full(context, shape, fill_value, dtype=None, order="C"):
@@ -750,6 +832,15 @@ def arange(context, start, stop=None, step=1, dtype=None):
     if dtype is None:
         dtype = np.result_type(np.asarray(start), np.asarray(stop), np.asarray(step))
         dtype = np.int64 if dtype.kind in "iub" else np.float64
+    bounds = (start, stop, step)
+    if builtins.all(isinstance(v, (numbers.Integral, np.integer)) for v in bounds) and \
+            builtins.max(builtins.abs(int(v)) for v in bounds) > 2**53:
+        # Beyond what a double holds exactly: start + step * k in 64-bit integers.
+        n = len(range(int(start), int(stop), int(step)))
+        index = Array(_xgpu.arange(context, "uint64" if np.dtype(dtype).kind == "u" else "int64", 0.0, float(n), 1.0))
+        out = empty(context, (n,), dtype)
+        _write(out.desc, index * int(step) + int(start), True)
+        return out
     return Array(_xgpu.arange(context, dtype_name(dtype), float(start), float(stop), float(step)))
 
 
@@ -843,18 +934,22 @@ def where(condition, a, b):
 
 
 
-def _reduce(op, x, temporary, axis=None, out=None):
+def _widened(node, dtype):
+    """The node in `dtype` where that holds its values (numpy's dtype= of sum and dot: the
+    accumulator's type): the operand plus a zero of `dtype`, one operation more in the kernel."""
+    if dtype is None or _xgpu.promote(node.dtype, dtype) != dtype or node.dtype == dtype:
+        return node
+    zero = _xgpu.scalar_node(dtype, np.zeros((), dtype).tobytes(), dtype)
+    return _op_node("add", node, zero)
+
+
+def _reduce(op, x, temporary, axis=None, out=None, widen=None):
     if not isinstance(x, Array):
         raise TypeError(f"xgpu: a reduction takes an xgpu array, not {type(x).__name__}")
-    node, _ = _fold(x, temporary)
+    node = _widened(_fold(x, temporary)[0], widen)
     if axis is None:
         return Array(_xgpu.reduce_all(node, op, out))
-    axis = int(axis)
-    if axis < 0:
-        axis += len(x.shape)
-    if not 0 <= axis < len(x.shape):
-        raise ShapeError(f"xgpu: axis {axis} is out of range for an array of {len(x.shape)} dimensions")
-    return Array(_xgpu.reduce_axis(node, op, axis))
+    return Array(_xgpu.reduce_axis(node, op, _axis(axis, len(x.shape))))
 
 
 def _with_initial(result, initial, combine):
@@ -866,12 +961,14 @@ def _with_initial(result, initial, combine):
 
 def sum(a, axis=None, dtype=None, initial=None):  # noqa: A001 (numpy's name)
     """The sum as a 0-d device array (or along ``axis``); integers accumulate in 64 bits as
-    numpy's; ``dtype``: the result's type; ``initial``: a value added in."""
+    numpy's; ``dtype``: the result's type, and the accumulator's where it is wider than the
+    elements' (float32 summed in float64); ``initial``: a value added in."""
     temporary = sys.getrefcount(a) <= _T_ARG
     out = None if dtype is None else dtype_name(dtype)
     if out is not None and axis is not None:
-        return _reduce("sum", a, temporary, axis).astype(out)
-    return _with_initial(_reduce("sum", a, temporary, axis, out), initial, lambda r, i: (r + i).astype(r.dtype))
+        return _reduce("sum", a, temporary, axis, widen=out).astype(out, copy=False)
+    result = _reduce("sum", a, temporary, axis, out, widen=out)
+    return _with_initial(result, initial, lambda r, i: (r + i).astype(r.dtype))
 
 
 def _extremum(op, a, temporary, axis, initial):
@@ -895,7 +992,11 @@ def diff(a, n=1, axis=-1):
     """numpy.diff: the n-th difference along ``axis`` (one kernel per order)."""
     if not isinstance(a, Array):
         raise TypeError(f"xgpu.diff: expected an xgpu array, not {type(a).__name__}")
-    axis = axis % a.ndim
+    if a.ndim == 0:
+        raise ValueError("xgpu.diff: a 0-d array has no axis to difference")
+    if n < 0:
+        raise ValueError(f"xgpu.diff: order {n} must be >= 0")
+    axis = _axis(axis, a.ndim)
     for _ in range(n):
         head = tuple(slice(None) if k != axis else slice(1, None) for k in range(a.ndim))
         tail = tuple(slice(None) if k != axis else slice(None, -1) for k in range(a.ndim))
@@ -928,14 +1029,16 @@ del _op, _doc
 
 
 def dot(x, y, dtype=None):
-    """numpy.dot of two 1-D arrays: sum(x * y) in one pass, in their promoted type (or ``dtype``)."""
+    """numpy.dot of two 1-D arrays: sum(x * y) in one pass, in their promoted type (or ``dtype``,
+    which the products and the sum are computed in where it is wider)."""
     tx, ty = sys.getrefcount(x) <= _T_ARG, sys.getrefcount(y) <= _T_ARG
     if not (isinstance(x, Array) and isinstance(y, Array)):
         raise TypeError("xgpu.dot: expected two xgpu arrays")
     if len(x.shape) != 1 or x.shape != y.shape:
         raise ShapeError(f"xgpu: dot: shapes {x.shape} and {y.shape} are not two 1-D arrays of one length")
-    prod = _op_node("mul", _fold(x, tx)[0], _fold(y, ty)[0])
-    return Array(_xgpu.reduce_all(prod, "sum", prod.dtype if dtype is None else dtype_name(dtype)))
+    dtype = None if dtype is None else dtype_name(dtype)
+    prod = _op_node("mul", _widened(_fold(x, tx)[0], dtype), _widened(_fold(y, ty)[0], dtype))
+    return Array(_xgpu.reduce_all(prod, "sum", prod.dtype if dtype is None else dtype))
 
 
 def vdot(x, y, dtype=None):
@@ -946,9 +1049,19 @@ def vdot(x, y, dtype=None):
 
 
 def norm(x, ord=None):
-    """numpy.linalg.norm of a vector: ord 2 (default), 1 or inf."""
-    op = {None: "norm2", 2: "norm2", 1: "norm1", np.inf: "norm_inf"}.get(ord)
-    if op is None:
-        raise ValueError(f"xgpu: norm: ord must be 1, 2 or inf, not {ord!r}")
+    """numpy.linalg.norm: of a vector, ord 2 (default), 1 or inf; of a matrix, the Frobenius norm
+    (ord None or 'fro'), 1 (the largest column sum of magnitudes) or inf (the largest row sum)."""
     temporary = sys.getrefcount(x) <= _T_ARG
+    if not isinstance(x, Array):
+        raise TypeError(f"xgpu: norm takes an xgpu array, not {type(x).__name__}")
+    if x.ndim == 2 and ord in (1, np.inf):
+        sums = _reduce("sum", abs(x), True, 0 if ord == 1 else 1)
+        return sums.max()
+    if x.ndim == 2 and ord not in (None, "fro"):
+        raise ValueError(f"xgpu: norm of a matrix: ord must be None, 'fro', 1 or inf, not {ord!r}")
+    if x.ndim > 2 and ord is not None:
+        raise ValueError(f"xgpu: norm of a {x.ndim}-D array takes no ord (numpy: ord needs 1-D or 2-D)")
+    op = {None: "norm2", "fro": "norm2", 2: "norm2", 1: "norm1", np.inf: "norm_inf"}.get(ord)
+    if op is None or (ord == "fro" and x.ndim != 2):
+        raise ValueError(f"xgpu: norm of a vector: ord must be 1, 2 or inf, not {ord!r}")
     return _reduce(op, x, temporary)

@@ -3,10 +3,12 @@
 Every error is an ``xgpu.Error`` and carries the backend it came from, the native call that failed
 and its code (``backend``, ``call``, ``code``, ``code_name``; empty for errors of the neutral
 layer). Misuse is refused before any work is enqueued: shapes that do not fit raise
-``ShapeError`` (a ``ValueError``), other bad arguments ``InvalidArgument`` (a ``ValueError``),
+``ShapeError`` (a ``ValueError``; an axis out of range ``AxisError``, numpy's too), other bad arguments ``InvalidArgument`` (a ``ValueError``),
 element types that do not fit ``DTypeError`` (a ``TypeError``). A kernel that does not compile
 raises ``CompileError`` with the compiler's ``log``, the ``options`` and the ``source``.
 """
+
+import numpy as _np
 
 
 class Error(Exception):
@@ -46,6 +48,16 @@ class ShapeError(InvalidArgument):
     """Array shapes that do not fit together."""
 
 
+class AxisError(ShapeError, getattr(_np, "exceptions", _np).AxisError):
+    """An axis out of range (numpy's AxisError, an IndexError and a ValueError, is its base too)."""
+
+    def __init__(self, message):
+        ShapeError.__init__(self, message)
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
 class DTypeError(Error, TypeError):
     """Element types that do not fit together (an array of the wrong type, a value that cannot be stored)."""
 
@@ -60,6 +72,6 @@ class BackendError(Error):
 
 TYPES = {
     cls.__name__: cls
-    for cls in (Error, CompileError, OutOfMemory, LaunchError, InvalidArgument, ShapeError, DTypeError,
+    for cls in (Error, CompileError, OutOfMemory, LaunchError, InvalidArgument, ShapeError, AxisError, DTypeError,
                 BackendUnavailable, BackendError)
 }

@@ -2,6 +2,7 @@
 declarations (ElementwiseKernel, ReductionKernel as PyOpenCL's)."""
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -33,7 +34,11 @@ def _sizes(s, what):
 
 def _kernel_argument(a, i):
     if isinstance(a, Array):
-        return a.desc
+        d = a.desc
+        if not (d.is_c_contiguous or d.is_f_contiguous):
+            raise InvalidArgument(f"xgpu: kernel argument {i} is a strided view, which a kernel taking a pointer and "
+                                  "an offset cannot walk; pass a contiguous array (a.copy())")
+        return d
     if isinstance(a, np.generic):
         if a.dtype.kind not in "biufc":
             raise DTypeError(f"xgpu: kernel argument {i}: a numpy scalar of type {a.dtype} cannot be passed")
@@ -156,7 +161,9 @@ class ReductionKernel:
     def __call__(self, *args, range=None, queue=None):
         """Over the size of the first array argument, or over i = 0 .. range - 1 (an int)."""
         bound = self._decl.bind(args)
-        n = -1 if range is None else int(range)
+        n = -1 if range is None else operator.index(range)
+        if range is not None and n < 0:
+            raise InvalidArgument(f"xgpu: ReductionKernel: range={range} must be a count >= 0")
         compute_pending()
         return Array(_on(queue, lambda: self._k._run(n, bound)))
 

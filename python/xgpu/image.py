@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _xgpu
 from ._array import Array, to_device
-from ._errors import ShapeError
+from ._errors import DTypeError, ShapeError
 
 ImageFormat = _xgpu.ImageFormat
 Sampler = _xgpu.Sampler
@@ -35,8 +35,15 @@ def _host_shape(img):
 def _get(self, ary=None):
     """The texels as a numpy array of shape (w), (h, w) or (d, h, w), with a last axis of the
     channels where there are several."""
+    shape, dtype = _host_shape(self), np.dtype(_HOST[self.format.channel_type])
     if ary is None:
-        ary = np.empty(_host_shape(self), _HOST[self.format.channel_type])
+        ary = np.empty(shape, dtype)
+    elif not isinstance(ary, np.ndarray) or ary.dtype != dtype:
+        raise DTypeError(f"xgpu: Image.get: the host array must be a numpy array of {dtype}, not "
+                         f"{getattr(ary, 'dtype', type(ary).__name__)}")
+    elif ary.shape != shape or not ary.flags.c_contiguous:
+        raise ShapeError(f"xgpu: Image.get: the host array must be C-contiguous of shape {shape}, not {ary.shape}"
+                         f"{'' if ary.flags.c_contiguous else ' (not C-contiguous)'}")
     self.read(ary)
     return ary
 

@@ -26,7 +26,7 @@ class csr_matrix:  # noqa: N801 (scipy's name)
     def __init__(self, context, matrix, dtype=None):
         import scipy.sparse as sp
 
-        m = sp.csr_matrix(matrix, dtype=dtype)  # a copy: duplicates are summed below in place
+        m = sp.csr_matrix(matrix, dtype=dtype, copy=True)  # duplicates are summed below, in place
         if m.dtype.name not in _VALUES:
             if m.dtype.kind in "biu":
                 m = m.astype(np.float64)
@@ -108,8 +108,10 @@ class Laplacian:
         return np.dtype(self._s.dtype)
 
     def dot(self, x):
-        if not isinstance(x, Array) or x.shape != (self.shape[1],) or x.dtype != self.dtype:
-            raise ShapeError(f"xgpu: the Laplacian takes an xgpu array of shape ({self.shape[1]},) and {self.dtype}")
+        if not isinstance(x, Array) or x.shape != (self.shape[1],):
+            raise ShapeError(f"xgpu: the Laplacian takes an xgpu array of shape ({self.shape[1]},)")
+        if x.dtype != self.dtype:
+            raise DTypeError(f"xgpu: the Laplacian of {self.dtype} takes an array of {self.dtype}, not {x.dtype}")
         y = empty(self.context, self.shape[0], self.dtype)
         self._s.apply(x.desc, y.desc)
         return y

@@ -211,6 +211,64 @@ def test_pending_sees_values_before_a_write(ctx, rng):
     np.testing.assert_array_equal(w.get(), np.full_like(h, 4))
 
 
+def test_explicit_operator_calls_are_not_temporaries(ctx):
+    """A named expression passed to an operator's method by hand is still computed before a write."""
+    a = xgpu.to_device(ctx, np.arange(4, dtype=np.float32))
+    x = a * 2
+    y = x.__add__(1)
+    z = xgpu.Array.__neg__(x)
+    a[:] = 100
+    np.testing.assert_array_equal(x.get(), [0, 2, 4, 6])
+    np.testing.assert_array_equal(y.get(), [1, 3, 5, 7])
+    np.testing.assert_array_equal(z.get(), [0, -2, -4, -6])
+
+
+def test_python_ints_out_of_range(ctx):
+    """Comparisons with an int the array's type cannot hold are exact; arithmetic raises as numpy 2."""
+    h8 = np.array([0, 2, 250], np.uint8)
+    u8 = xgpu.to_device(ctx, h8)
+    for value in (-1, 256, 255, 0):
+        for op in (operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge):
+            np.testing.assert_array_equal(op(u8, value).get(), op(h8.astype(np.int64), value))
+    i64 = xgpu.to_device(ctx, np.array([1, -5, 2**62]))
+    assert (i64 < 2**63).get().all() and not (i64 == 2**63 + 5).get().any()
+    with pytest.raises(OverflowError):
+        u8 + 1000
+    with pytest.raises(OverflowError):
+        u8 - (-1)
+    i32 = xgpu.to_device(ctx, np.array([1, 2], np.int32))
+    with pytest.raises(OverflowError):
+        i32 += 2**40
+    np.testing.assert_array_equal(i32.get(), [1, 2])
+    np.testing.assert_array_equal((u8 + 255).get(), h8 + np.uint8(255))  # in range: wraps as numpy
+
+
+def test_real_imag_iteration_and_large_arange(ctx, rng):
+    needs_fp64(ctx, np.complex128)
+    h = random_array(rng, (3, 4), np.complex128)
+    c = xgpu.to_device(ctx, h)
+    np.testing.assert_array_equal(c.real.get(), h.real)
+    np.testing.assert_array_equal(c[:, ::2].imag.get(), h[:, ::2].imag)
+    c.real[:] = 0  # views, as numpy's: writes go into the complex array
+    c[1].imag[1:3] = 5
+    h.real[:] = 0
+    h[1].imag[1:3] = 5
+    np.testing.assert_array_equal(c.get(), h)
+    f = xgpu.to_device(ctx, np.arange(3.0))
+    f.real[0] = 7
+    assert f.get()[0] == 7 and not f.imag.get().any()
+    # Iteration and membership; an index out of range is an IndexError.
+    assert [row.get().tolist() for row in c] == [list(r) for r in h]
+    assert 2.0 in f and 9.0 not in f
+    with pytest.raises(IndexError):
+        f[3]
+    with pytest.raises(IndexError):
+        c[0, -5]
+    # Integer bounds beyond 2^53 stay exact.
+    np.testing.assert_array_equal(xgpu.arange(ctx, 2**53, 2**53 + 5).get(), np.arange(2**53, 2**53 + 5))
+    np.testing.assert_array_equal(xgpu.arange(ctx, 2**62, 2**62 - 9, -3).get(), np.arange(2**62, 2**62 - 9, -3))
+
+
 def test_assignment(ctx, rng):
     h = random_array(rng, (10, 10), np.int32)
     a = xgpu.to_device(ctx, h)

@@ -31,10 +31,34 @@ def test_shape_and_type_errors_before_work(ctx):
         a + b
     with pytest.raises(ValueError):
         a.reshape(5, 5)
-    with pytest.raises(TypeError):
+    with pytest.raises(xgpu.DTypeError):
         xgpu.zeros(ctx, 3, "U4")
-    with pytest.raises(ValueError):
+    with pytest.raises(xgpu.DTypeError):
+        xgpu.empty(ctx, 3, np.float16)
+    with pytest.raises(xgpu.InvalidArgument):
         c.view(np.complex128)  # a row of 12 bytes holds no whole number of 16-byte elements
+    # Axes as numpy's: negative from the end, out of range an AxisError (numpy's too).
+    with pytest.raises(np.AxisError):
+        xgpu.sum(a, axis=2)
+    with pytest.raises(xgpu.AxisError):
+        a.squeeze(axis=7)
+    with pytest.raises(xgpu.AxisError):
+        xgpu.diff(a, axis=5)
+    with pytest.raises(xgpu.ShapeError):
+        a.reshape(-2, 6)
+    with pytest.raises(ValueError):
+        a.transpose(0, 0)
+    # Writes the type cannot hold, and host arrays of the wrong type or shape.
+    with pytest.raises(OverflowError):
+        xgpu.zeros(ctx, 3, np.int8)[0] = 1000
+    with pytest.raises(OverflowError):
+        xgpu.zeros(ctx, 3, np.uint8).fill(-1)
+    with pytest.raises(xgpu.DTypeError):
+        c[0, 0] = 1j
+    with pytest.raises(xgpu.DTypeError):
+        a.get(np.zeros((3, 4), np.float64))
+    with pytest.raises(xgpu.ShapeError):
+        a.get(np.zeros((4, 3), np.float32).T)
     assert ctx.launch_count == before
 
 

@@ -71,3 +71,9 @@ def test_misuse(ctx):
         xgpu.Sampler(False, "repeat", "nearest")  # repeat needs normalised coordinates
     with pytest.raises(TypeError):
         xgpu.image_from_array(ctx, np.zeros((4, 4), np.float64))
+    img = xgpu.image_from_array(ctx, np.ones((3, 4), np.float32))
+    with pytest.raises(xgpu.ShapeError):
+        img.get(np.zeros((4, 3), np.float32).T)  # a copy would be filled, not this array
+    with pytest.raises(xgpu.DTypeError):
+        img.get(np.zeros((3, 4), np.int32))
+    np.testing.assert_array_equal(img.get(np.zeros((3, 4), np.float32)), np.ones((3, 4)))

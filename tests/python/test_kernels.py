@@ -39,6 +39,8 @@ def test_launch_arguments_are_checked(ctx):
         k(ctx.queue, 4, y, y, np.float32(1))  # too few
     with pytest.raises(xgpu.DTypeError):
         k(ctx.queue, 4, y, "y", np.float32(1), np.int32(4))
+    with pytest.raises(xgpu.InvalidArgument, match="strided view"):
+        k(ctx.queue, 2, y[::2], y[:2], np.float32(1), np.int32(2))  # the kernel sees a pointer, not strides
     assert ctx.launch_count == before
     with pytest.raises(xgpu.InvalidArgument):
         ctx.compile(SOURCE).kernel("nope")
@@ -60,6 +62,14 @@ def test_elementwise_kernel(ctx, rng):
         lin(2.5j, x, 0.5, z)  # a complex value for a float
     with pytest.raises(xgpu.InvalidArgument):
         lin(2, x, z)
+    # Every array must hold every index the kernel runs: a short one is refused before the launch.
+    before = ctx.launch_count
+    with pytest.raises(xgpu.InvalidArgument, match="'z' holds 10 elements"):
+        lin(2, x, 0.5, xgpu.zeros(ctx, 10, np.float32))
+    with pytest.raises(xgpu.InvalidArgument, match="'z' holds 10 elements"):
+        lin(2, x, 0.5, xgpu.zeros(ctx, 10, np.float32), range=slice(0, 20))
+    assert ctx.launch_count == before
+    lin(2, x, 0.5, xgpu.zeros(ctx, 10, np.float32), range=slice(0, 10))  # the indices it runs fit
 
 
 def test_reduction_kernel(ctx, rng):
@@ -76,14 +86,25 @@ def test_reduction_kernel(ctx, rng):
     assert total(xgpu.to_device(ctx, hv)).get() == hv.astype(np.int64).sum()
     with pytest.raises(xgpu.InvalidArgument, match="'n' is taken"):
         xgpu.ReductionKernel(ctx, np.int64, "0", "a + b", "(long)w[i] * n", "const int* w, int n")
+    before = ctx.launch_count
+    with pytest.raises(xgpu.InvalidArgument, match="'y' holds 3 elements"):
+        dot(x, xgpu.zeros(ctx, 3, np.float32))
+    with pytest.raises(xgpu.InvalidArgument, match="range"):
+        dot(x, y, range=-5)
+    assert ctx.launch_count == before
+    np.testing.assert_allclose(dot(x, y[:100], range=100).get(), np.dot(hx[:100], hy[:100]), rtol=1e-4)
 
 
 def test_queues(ctx, rng):
     q = ctx.new_queue()
-    x = xgpu.to_device(ctx, random_array(rng, (100,), np.float32))
+    h = random_array(rng, (100,), np.float32)
+    x = xgpu.to_device(ctx, h)
     k = xgpu.ElementwiseKernel(ctx, "float* x", "x[i] = 2 * x[i]")
     k(x, queue=q)
-    q.finish()
+    np.testing.assert_array_equal(x.get(queue=q), 2 * h)  # read on q: after its kernel
+    k(x, queue=q)
+    q.finish()  # or: after this, any queue sees the kernel's writes
+    np.testing.assert_array_equal(x.get(), 4 * h)
     a, b = q.marker(), q.marker()
     b.wait()
     assert b.is_complete and a.elapsed_ms(b) >= 0

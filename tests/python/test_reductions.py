@@ -39,7 +39,7 @@ def test_fused_and_axis(ctx, rng):
     for axis in (0, 1, -1):
         np.testing.assert_allclose(xgpu.sum(a, axis=axis).get(), h.sum(axis=axis), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(a.max(axis=axis).get(), h.max(axis=axis))
-    with pytest.raises(xgpu.ShapeError):
+    with pytest.raises(xgpu.AxisError):
         xgpu.sum(a, axis=2)
 
 
@@ -56,6 +56,28 @@ def test_dot_vdot_norm(ctx, rng, dtype):
         np.testing.assert_allclose(xgpu.norm(x, ord).get(), np.linalg.norm(hx, ord), rtol=rtol)
     with pytest.raises(xgpu.ShapeError):
         xgpu.dot(x, x[1:])
+
+
+def test_matrix_norms(ctx, rng):
+    h = random_array(rng, (13, 7), np.float32)
+    a = xgpu.to_device(ctx, h)
+    for ord in (None, "fro", 1, np.inf):
+        np.testing.assert_allclose(xgpu.norm(a, ord).get(), np.linalg.norm(h, ord), rtol=1e-5)
+    with pytest.raises(ValueError):
+        xgpu.norm(a, 2)  # numpy's is the largest singular value
+
+
+def test_dtype_is_the_accumulator(ctx):
+    """sum(dtype=float64) of float32 values adds in float64, as numpy does."""
+    needs_fp64(ctx, np.float64)
+    h = np.ones(2**20 + 3, np.float32)
+    h[0] = 2**25  # float32 sums stop at 2^25 + n: 1 + 2^25 rounds back to 2^25
+    x = xgpu.to_device(ctx, h)
+    assert float(xgpu.sum(x, dtype=np.float64)) == np.sum(h, dtype=np.float64)
+    assert float(xgpu.dot(x, x, dtype=np.float64)) == np.dot(h.astype(np.float64), h.astype(np.float64))
+    m = xgpu.to_device(ctx, h[:2**20].reshape(1024, 1024))
+    np.testing.assert_array_equal(xgpu.sum(m, axis=0, dtype=np.float64).get(),
+                                  h[:2**20].reshape(1024, 1024).sum(axis=0, dtype=np.float64))
 
 
 def test_device_scalar_in_expressions(ctx, rng):

@@ -16,7 +16,7 @@ _RTOL = "rtol" if "rtol" in inspect.signature(sla.cg).parameters else "tol"
 
 
 def poisson(n):
-    t = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(n, n))
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
     return (sp.kron(t, sp.eye(n)) + sp.kron(sp.eye(n), t)).tocsr()
 
 

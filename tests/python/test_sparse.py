@@ -46,6 +46,17 @@ def test_duplicates_are_summed_and_strided_vectors_taken(ctx, rng):
     np.testing.assert_allclose(a.diagonal().get(), coo.diagonal())
 
 
+def test_the_scipy_matrix_is_left_as_it_was(ctx):
+    needs_fp64(ctx, np.float64)
+    data, indices, indptr = np.array([1.0, 2.0, 3.0, 4.0]), np.array([2, 0, 2, 1]), np.array([0, 3, 4])
+    m = sp.csr_matrix((data, indices, indptr), shape=(2, 3))  # unsorted, with a duplicate
+    a = xgpu.sparse.csr_matrix(ctx, m)
+    np.testing.assert_array_equal(data, [1, 2, 3, 4])
+    np.testing.assert_array_equal(indices, [2, 0, 2, 1])
+    assert m.nnz == 4
+    np.testing.assert_array_equal(a.get().toarray(), m.toarray())
+
+
 def test_integer_matrices_become_float64(ctx):
     needs_fp64(ctx, np.float64)
     a = xgpu.sparse.csr_matrix(ctx, sp.eye(4, dtype=np.int32))

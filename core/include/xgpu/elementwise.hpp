@@ -57,6 +57,9 @@ public:
     // Checks `args` against the declarations (count, array or scalar, element type, context,
     // contiguity) and appends the kernel arguments; returns the first array's size, or -1.
     std::int64_t pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out) const;
+    // Refuses an array argument shorter than `end`, the largest index the kernel runs plus one:
+    // the operation indexes every array with i.
+    void check_reach(const std::vector<BoundArg>& args, std::uint64_t end) const;
 
 private:
     struct Param {

@@ -239,6 +239,14 @@ std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>
     return size;
 }
 
+void UserArguments::check_reach(const std::vector<BoundArg>& args, std::uint64_t end) const {
+    for (std::size_t k = 0; k < args.size() && k < params_.size(); ++k)
+        if (args[k].array && args[k].array->size() < end)
+            throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument '{}' holds {} elements, but the kernel runs "
+                                              "indices up to {}: every array argument must hold them all",
+                                              kernel_, params_[k].name, args[k].array->size(), end - 1));
+}
+
 } // namespace detail
 
 ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
@@ -278,6 +286,7 @@ void ElementwiseKernel::launch(const Slice* range, const std::vector<detail::Bou
     }
     const std::int64_t start = r.start, step = r.step;
     const std::uint64_t n = r.length;
+    if (n) args_.check_reach(args, std::uint64_t(step > 0 ? start + std::int64_t(n - 1) * step : start) + 1);
     kargs.push_back(detail::make_arg(start));
     kargs.push_back(detail::make_arg(step));
     codegen::launch_stream(ctx_, kernel_, std::move(kargs), n, shape_);

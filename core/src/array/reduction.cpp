@@ -990,6 +990,7 @@ ArrayDesc ReductionKernelImpl::run(std::int64_t n, const std::vector<BoundArg>& 
         throw InvalidArgument(fmt::format("xgpu: ReductionKernel '{}': over({}) runs past the end of its first array "
                                           "argument ({} elements)",
                                           spec_.name, n, size));
+    args_.check_reach(args, std::uint64_t(n));
     ArrayDesc out = make_array(ctx_, spec_.out, {}, Order::C);
     const Geometry g = geometry(ctx_, shape_, std::uint64_t(n));
     run_all(
