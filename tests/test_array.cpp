@@ -397,6 +397,13 @@ TEST_CASE("math functions, comparisons, where and NaN propagation against the ho
             if (r != 0 && ((r < 0) != (hj[i] < 0))) r += hj[i];
             REQUIRE(gm[i] == r + hj[i] * hj[i] * hj[i] + std::abs(hi[i]));
         }
+        // Floor division rounds toward minus infinity; x // 0 is 0.
+        const auto gq = Array<std::int32_t>(floor_divide(ii, jj)).get();
+        for (std::size_t i = 0; i < n; ++i) {
+            std::int32_t q = hj[i] == 0 ? 0 : hi[i] / hj[i];
+            if (hj[i] != 0 && hi[i] % hj[i] != 0 && ((hi[i] < 0) != (hj[i] < 0))) --q;
+            REQUIRE(gq[i] == q);
+        }
     }
 }
 

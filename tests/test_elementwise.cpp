@@ -59,6 +59,12 @@ TEST_CASE("ElementwiseKernel checks its arguments before launching") {
         CHECK_THROWS_WITH(copy(xs, short_y), Contains("'x' holds 20 elements") && Contains("up to 49"));
         auto long_y = zeros<float>(ctx, {50});
         CHECK_THROWS_WITH(copy(slice(10, 30), long_y, short_y), Contains("'x' holds 20 elements"));
+        // A gather reads its source at other indices: the operation keeps them in bounds.
+        ElementwiseKernel gather(ctx, "float* y, const int32_t* index, const float* x", "y[i] = x[index[i]]",
+                                 "gather_f");
+        auto picked = zeros<float>(ctx, {50});
+        gather(picked, to_device(ctx, std::vector<std::int32_t>(50, 7)), short_y);
+        CHECK(picked.get() == std::vector<float>(50, 0.0f));
         copy(slice(19, {}, -2), short_y, xs); // indices 19, 17, ..., 1: inside both
         const auto got = short_y.get();
         for (std::size_t i = 0; i < 20; ++i)

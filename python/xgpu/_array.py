@@ -22,7 +22,7 @@ from . import _xgpu
 from ._errors import AxisError, DTypeError, InvalidArgument, ShapeError
 
 __all__ = ["Array", "compute_pending", "empty", "full", "zeros", "ones", "empty_like", "zeros_like", "ones_like",
-           "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "atan2", "arctan2", "hypot",
+           "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "floor_divide", "atan2", "arctan2", "hypot",
            "logical_and", "logical_or", "where", "sum", "min", "max", "amin", "amax", "argmin", "argmax", "any", "all",
            "dot", "vdot", "norm", "diff", "from_dlpack"]
 
@@ -251,16 +251,19 @@ class Array:
         return (2 if ctx.backend == "cuda" else 4, ctx.device.index)
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export without a copy (CUDA). OpenCL buffers have no address another library
-        could read: BufferError there, as the protocol asks."""
+        """DLPack export without a copy (CUDA; with ``copy=True`` of a fresh copy). The values are
+        complete for any ``stream`` of the consumer; ``max_version`` (1, x) gives a versioned
+        capsule, and a ``dl_device`` other than the array's raises BufferError. OpenCL buffers have
+        no address another library could read: BufferError there, as the protocol asks."""
         ctx = self.context
         if ctx.backend != "cuda":
             raise BufferError(f"xgpu: DLPack export needs the CUDA backend: {ctx.backend} buffers have no device "
                               "address a consumer could read (copy through the host with get())")
-        d = self.desc
+        d = (self.copy() if copy else self).desc
         compute_pending()
         ctx.current_queue.finish()
-        return _xgpu.dlpack_tensor(d, ctx.device.index).__dlpack__()
+        options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device)) if v is not None}
+        return _xgpu.dlpack_tensor(d, ctx.device.index).__dlpack__(**options)
 
     @property
     def __cuda_array_interface__(self):
@@ -703,7 +706,7 @@ def _define_operators():
         return op, rop, iop
 
     for name, fn in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("mod", "mod"),
-                     ("pow", "pow")):
+                     ("pow", "pow"), ("floordiv", "floor_divide")):
         op, rop, iop = binary(fn)
         setattr(Array, f"__{name}__", op)
         setattr(Array, f"__r{name}__", rop)
@@ -904,6 +907,7 @@ maximum = _binary_fn("maximum", "maximum")
 minimum = _binary_fn("minimum", "minimum")
 power = _binary_fn("pow", "power")
 fmod = _binary_fn("fmod", "fmod")
+floor_divide = _binary_fn("floor_divide", "floor_divide")
 atan2 = arctan2 = _binary_fn("atan2", "arctan2")
 hypot = _binary_fn("hypot", "hypot")
 logical_and = _binary_fn("and", "logical_and")

@@ -211,6 +211,30 @@ def test_pending_sees_values_before_a_write(ctx, rng):
     np.testing.assert_array_equal(w.get(), np.full_like(h, 4))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "int64", "float32", "float64"])
+def test_floor_division(ctx, rng, dtype):
+    needs_fp64(ctx, dtype)
+    t = np.dtype(dtype)
+    if t.kind == "f":
+        ha = np.concatenate([rng.uniform(-50, 50, 200), [1, -1, 0, -0.0, 7, np.inf, 3]]).astype(t)
+        hb = np.concatenate([rng.uniform(-5, 5, 200), [0.1, 0.1, 3, 3, 0, 2, -np.inf]]).astype(t)
+    else:
+        info = np.iinfo(t)
+        ha = np.concatenate([rng.integers(info.min, info.max, 200, endpoint=True), [info.min, 7, -7, 0]]).astype(t)
+        hb = np.concatenate([rng.integers(-9 if info.min else 0, 9, 200, endpoint=True),
+                             [-1 if info.min else 1, 0, 2, 3]]).astype(t)
+    a, b = xgpu.to_device(ctx, ha), xgpu.to_device(ctx, hb)
+    with np.errstate(all="ignore"):
+        want = ha // hb
+    np.testing.assert_array_equal((a // b).get(), want)
+    np.testing.assert_array_equal(xgpu.floor_divide(a, b).get(), want)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal((a // 3).get(), ha // t.type(3))
+    c = a.copy()
+    c //= b
+    np.testing.assert_array_equal(c.get(), want)
+
+
 def test_explicit_operator_calls_are_not_temporaries(ctx):
     """A named expression passed to an operator's method by hand is still computed before a write."""
     a = xgpu.to_device(ctx, np.arange(4, dtype=np.float32))

@@ -36,6 +36,15 @@ def test_cuda_export_without_copy(ctx, rng, library):
     host = v.get() if library == "cupy" else v.cpu().numpy()
     np.testing.assert_array_equal(host, h[8:40:2, ::3])
     assert a.__dlpack_device__() == (2, ctx.device.index)
+    assert '"dltensor_versioned"' in repr(a.__dlpack__(max_version=(1, 0)))
+    c = lib.from_dlpack(a.__dlpack__(copy=True)) if library == "torch" else None
+    if c is not None:  # a copy: later writes to a do not reach it
+        a[0] = 5
+        ctx.finish()
+        np.testing.assert_array_equal(c.cpu().numpy(), h)
+        a[0] = xgpu.to_device(ctx, h[0])
+    with pytest.raises(BufferError):
+        a.__dlpack__(dl_device=(1, 0))  # the host
     cai = a.__cuda_array_interface__
     assert cai["shape"] == (64, 48) and cai["typestr"] == "<f4" and cai["data"][0] != 0
     if library == "cupy":

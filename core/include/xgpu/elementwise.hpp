@@ -57,8 +57,10 @@ public:
     // Checks `args` against the declarations (count, array or scalar, element type, context,
     // contiguity) and appends the kernel arguments; returns the first array's size, or -1.
     std::int64_t pack(const Context& ctx, const std::vector<BoundArg>& args, std::vector<KernelArg>& out) const;
-    // Refuses an array argument shorter than `end`, the largest index the kernel runs plus one:
-    // the operation indexes every array with i.
+    // Notes which array arguments `code` (the operation, or a reduction's map) reads or writes
+    // at index i itself (`x[i]`); check_reach refuses those shorter than `end`, the largest index
+    // the kernel runs plus one. An array read otherwise (a gather, x[index[i]]) is not checked.
+    void note_indexing(const std::string& code);
     void check_reach(const std::vector<BoundArg>& args, std::uint64_t end) const;
 
 private:
@@ -68,6 +70,7 @@ private:
         DType dtype;
         unsigned image = 0; // an image's dimensions ("image2d src"), 0 for arrays and scalars
         bool writable = false;
+        bool indexed_by_i = false; // note_indexing
     };
     std::vector<Param> params_;
     std::string kernel_;

@@ -239,12 +239,36 @@ std::int64_t UserArguments::pack(const Context& ctx, const std::vector<BoundArg>
     return size;
 }
 
+void UserArguments::note_indexing(const std::string& code) {
+    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    const auto skip_blanks = [&](std::size_t at) {
+        while (at < code.size() && std::isspace(static_cast<unsigned char>(code[at])))
+            ++at;
+        return at;
+    };
+    for (auto& p : params_) {
+        if (!p.pointer) continue;
+        for (std::size_t at = code.find(p.name); at != std::string::npos && !p.indexed_by_i;
+             at = code.find(p.name, at + 1)) {
+            const std::size_t end = at + p.name.size();
+            if ((at > 0 && word(code[at - 1])) || (end < code.size() && word(code[end]))) continue;
+            std::size_t k = skip_blanks(end);
+            if (k >= code.size() || code[k] != '[') continue;
+            k = skip_blanks(k + 1);
+            if (k >= code.size() || code[k] != 'i') continue;
+            k = skip_blanks(k + 1);
+            p.indexed_by_i = k < code.size() && code[k] == ']';
+        }
+    }
+}
+
 void UserArguments::check_reach(const std::vector<BoundArg>& args, std::uint64_t end) const {
     for (std::size_t k = 0; k < args.size() && k < params_.size(); ++k)
-        if (args[k].array && args[k].array->size() < end)
+        if (params_[k].indexed_by_i && args[k].array && args[k].array->size() < end)
             throw InvalidArgument(fmt::format("xgpu: kernel '{}': argument '{}' holds {} elements, but the kernel runs "
-                                              "indices up to {}: every array argument must hold them all",
-                                              kernel_, params_[k].name, args[k].array->size(), end - 1));
+                                              "indices up to {} and the operation reads or writes {}[i]",
+                                              kernel_, params_[k].name, args[k].array->size(), end - 1,
+                                              params_[k].name));
 }
 
 } // namespace detail
@@ -252,6 +276,7 @@ void UserArguments::check_reach(const std::vector<BoundArg>& args, std::uint64_t
 ElementwiseKernel::ElementwiseKernel(const Context& ctx, const std::string& arguments, const std::string& operation,
                                      const std::string& name, const std::string& preamble)
     : ctx_(ctx), name_(name), args_(arguments, name) {
+    args_.note_indexing(operation);
     // The user's index `i` is start + k * step for the k-th index of the stream.
     shape_ = codegen::stream_shape(ctx, DType::uint8);
     source_ = codegen::stream_source({name, std::string(codegen::kernel_file("array.h")) + "\n" + preamble,

@@ -961,6 +961,7 @@ ReductionKernelImpl::ReductionKernelImpl(const Context& ctx, DType type, const s
                                          const std::string& arguments, const std::string& name,
                                          const std::string& preamble)
     : ctx_(ctx), args_(arguments, name, reduction_names()) {
+    args_.note_indexing(map);
     require_fp64(ctx, type);
     spec_.name = name;
     spec_.acc_type = dev(type);

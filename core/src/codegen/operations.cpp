@@ -95,6 +95,27 @@ std::string remainder(const Call& c) {
     const std::string rv = c.temps.temp(t, r);
     return fmt::format("(({0} != 0 && (({0} < 0) != ({1} < 0))) ? ({2})({0} + {1}) : {0})", rv, y, dev(t));
 }
+// numpy's floor_divide. Floats as numpy's npy_divmod (the quotient of x - fmod(x, y), rounded to
+// the nearest integer, so that 1 // 0.1 is 9 as in numpy); x / 0 is x / y. Integers round toward
+// minus infinity; x // 0 is 0 and MIN // -1 wraps to MIN, as numpy gives them.
+std::string floor_divide(const Call& c) {
+    const DType t = c.result;
+    const std::string T = dev(t), x = c.temps.temp(t, a_(c)), y = c.temps.temp(t, b_(c));
+    if (is_float(t)) {
+        const std::string m = c.temps.temp(t, fmt::format("fmod({}, {})", x, y));
+        const std::string d = c.temps.temp(
+            t, fmt::format("(({0} - {1}) / {2} - (({1} != 0 && (({2} < 0) != ({1} < 0))) ? ({3})1 : ({3})0))", x, m, y,
+                           T));
+        const std::string f = c.temps.temp(t, fmt::format("floor({})", d));
+        return fmt::format("(({1} == 0) ? {0} / {1} : ({2} != 0) ? {3} + (({2} - {3} > ({4})0.5) ? ({4})1 : ({4})0) "
+                           ": copysign(({4})0, {0} / {1}))",
+                           x, y, d, f, T);
+    }
+    if (kind(t) != Kind::signed_int) return fmt::format("(({1} == 0) ? ({2})0 : ({2})({0} / {1}))", x, y, T);
+    return fmt::format("(({1} == 0) ? ({2})0 : ({1} == -1) ? ({2})(0ull - (uint64_t)(int64_t){0}) : "
+                       "({2})({0} / {1} - (({0} % {1} != 0 && (({0} < 0) != ({1} < 0))) ? 1 : 0)))",
+                       x, y, T);
+}
 std::string extremum(const Call& c) { // NaN propagates, as numpy's maximum/minimum
     const std::string x = c.temps.temp(c.result, a_(c)), y = c.temps.temp(c.result, b_(c));
     const char* op = c.name == "maximum" ? ">" : "<";
@@ -184,6 +205,7 @@ constexpr Operation table[] = {
     {"expm1", 1, R::floating, math, nullptr},
     {"fabs", 1, R::floating, math, nullptr},
     {"floor", 1, R::promoted, rounding, nullptr},
+    {"floor_divide", 2, R::promoted, floor_divide, nullptr},
     {"fmod", 2, R::promoted, remainder, nullptr},
     {"ge", 2, R::boolean, compare, nullptr},
     {"gt", 2, R::boolean, compare, nullptr},
