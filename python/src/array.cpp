@@ -217,6 +217,9 @@ void bind_array(nb::module_& m) {
         std::int64_t last = 0; // the farthest element from the first, in elements
         for (std::size_t k = 0; k < t.ndim(); ++k) {
             if (t.stride(k) < 0) throw nb::value_error("xgpu: from_dlpack: negative strides");
+            if (t.stride(k) == 0 && t.shape(k) > 1)
+                throw nb::value_error("xgpu: from_dlpack: a broadcast tensor (stride 0), whose elements a write "
+                                      "would reach from several indices; pass a contiguous copy");
             a.shape.push_back(t.shape(k));
             a.strides.push_back(t.stride(k));
             if (t.shape(k) > 0) last += std::int64_t(t.shape(k) - 1) * t.stride(k);

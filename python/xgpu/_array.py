@@ -648,6 +648,9 @@ def _weak(against, kind):
 
 def _binary_node(fn, a, b, temp_a, temp_b):
     against = a._dtype if type(a) is Array else b._dtype
+    if fn == "sub" and _is_bool(a) and _is_bool(b):
+        raise DTypeError("xgpu: the - operator is not defined for bool operands (as in numpy): use ^ or "
+                         "logical_xor, or convert to an integer type first")
     compare = fn in _COMPARISONS
     na, ca = _operand(a, temp_a, against, compare)
     if na is None:
@@ -676,6 +679,10 @@ def _op_node(fn, *nodes):
 def _unary(fn, a, temporary):
     node, count = _fold(a, temporary)
     return Array(node=_op_node(fn, node), nodes=count + 1)
+
+
+def _is_bool(x):
+    return x._dtype == "bool" if type(x) is Array else isinstance(x, (bool, np.bool_))
 
 
 def _check_bool(fn, *xs):
@@ -722,6 +729,8 @@ def _define_operators():
         def op(self):
             if check:
                 _check_bool(check, self)
+            elif fn == "neg" and self._dtype == "bool":
+                raise DTypeError("xgpu: unary - is not defined for bool arrays (as in numpy): use ~")
             temporary = sys.getrefcount(self) <= _T_SELF
             return _unary(fn, self, temporary)
 

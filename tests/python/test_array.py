@@ -235,6 +235,18 @@ def test_floor_division(ctx, rng, dtype):
     np.testing.assert_array_equal(c.get(), want)
 
 
+def test_bool_arithmetic_numpy_refuses(ctx):
+    b = xgpu.to_device(ctx, np.array([True, False]))
+    with pytest.raises(xgpu.DTypeError):
+        b - b
+    with pytest.raises(xgpu.DTypeError):
+        -b
+    with pytest.raises(xgpu.DTypeError):
+        b - True
+    np.testing.assert_array_equal((b + b).get(), [True, False])  # numpy's too: logical or
+    np.testing.assert_array_equal((b - 1).get(), [0, -1])
+
+
 def test_explicit_operator_calls_are_not_temporaries(ctx):
     """A named expression passed to an operator's method by hand is still computed before a write."""
     a = xgpu.to_device(ctx, np.arange(4, dtype=np.float32))
