@@ -8,6 +8,7 @@
 #include <limits>
 
 #include <xgpu/array.hpp>
+#include <xgpu/detail/dynamic.hpp>
 #include <xgpu/elementwise.hpp>
 #include <xgpu/indexing.hpp>
 #include <xgpu/random.hpp>
@@ -363,5 +364,23 @@ TEST_CASE("gaps: copy keeps F order when asked (numpy's order='K')") {
         auto c = to_device(ctx, h, {6, 7});
         CHECK(c.copy(Order::K).strides() == Strides{7, 1});
         CHECK_THROWS_AS(empty<float>(ctx, {3}, Order::K), InvalidArgument);
+    }
+}
+
+TEST_CASE("memory of another library is adopted with an owner, on the CUDA backend only") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        CHECK_THROWS_WITH(detail::adopt_device_memory(ctx, 4096, 64, nullptr), Contains("an owner is required"));
+        CHECK_THROWS_WITH(detail::adopt_device_memory(ctx, 0, 64, std::make_shared<int>(1)),
+                          Contains("a null address"));
+        if (ctx.backend() != "cuda") {
+            CHECK_THROWS_WITH(detail::adopt_device_memory(ctx, 4096, 64, std::make_shared<int>(1)),
+                              Contains("have no device addresses"));
+            continue;
+        }
+        // On CUDA: xgpu's own allocation, adopted a second time, with an owner that keeps it.
+        auto a = arange<float>(ctx, 16);
+        const auto keep = std::make_shared<Array<float>>(a);
+        auto b = detail::adopt_device_memory(ctx, a.buffer().device_address(), 64, keep);
+        CHECK(b.device_address() == a.buffer().device_address());
     }
 }

@@ -598,8 +598,9 @@ TEST_CASE("ReductionKernel as PyOpenCL's") {
                                               "sum_scaled");
         CHECK(named_v(to_device(ctx, hv), std::int32_t(3)).get() ==
               3 * std::accumulate(hv.begin(), hv.end(), std::int64_t(0)));
-        for (const char* taken : {"const int32_t* x, const int n", "const int32_t* out", "const int32_t* i",
-                                  "const int32_t* xgpu_x", "const int32_t* a3"})
+        for (const char* taken :
+             {"const int32_t* x, const int n", "const int32_t* out", "const int32_t* i", "const int32_t* xgpu_x",
+              "const int32_t* a3", "const int32_t* ACC", "const int32_t* XGPU_WG"})
             CHECK_THROWS_WITH(ReductionKernel<std::int64_t>(ctx, "0", "a + b", "(int64_t)x[i]", taken, "taken"),
                               Contains("is taken by the kernel around the operation"));
         CHECK_THROWS_WITH(ElementwiseKernel(ctx, "float* i", "i[0] = 1", "index_named_i"),

@@ -76,7 +76,12 @@ Buffer::Buffer(std::shared_ptr<Context> ctx, std::size_t bytes, CUdeviceptr addr
 Buffer::~Buffer() {
     // A destructor cannot throw: a failure here (a context already broken by a faulting kernel)
     // was reported by the call that met it first.
-    if (owner) return; // adopted: its owner frees it
+    if (owner) {
+        // Adopted: its owner hands it back to the other library, whose allocator may give it out
+        // at once on its own streams. xgpu's work on it (on any queue) completes first.
+        if (static_cast<Context&>(*context).try_make_current()) api::cuCtxSynchronize();
+        return;
+    }
     if (host) {
         if (static_cast<Context&>(*context).try_make_current()) api::cuMemFreeHost(host);
         return;

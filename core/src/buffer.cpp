@@ -19,6 +19,9 @@ namespace detail {
 
 Buffer adopt_device_memory(const Context& ctx, std::uint64_t address, std::size_t bytes, std::shared_ptr<void> owner) {
     if (!ctx.impl()) throw InvalidArgument("xgpu: adopt_device_memory: an empty context");
+    if (!owner)
+        throw InvalidArgument("xgpu: adopt_device_memory: no owner: the memory stays with whoever the owner's "
+                              "release hands it back to, so an owner is required");
     if (bytes && !address)
         throw InvalidArgument("xgpu: adopt_device_memory: a null address for " + std::to_string(bytes) + " bytes");
     auto impl = ctx.impl()->adopt(address, bytes, std::move(owner));

@@ -157,11 +157,14 @@ void bind_array(nb::module_& m) {
         nb::gil_scoped_release unlocked;
         detail::from_host(a, h.data());
     });
+    // These compile a kernel on first use too: the GIL is released meanwhile.
     m.def("fill", [](const ArrayDesc& a, nb::bytes value) {
         if (value.size() != info(a.dtype).size) throw nb::value_error("xgpu: fill: the value has the wrong size");
-        detail::fill(a, value.c_str());
+        const std::string bytes(value.c_str(), value.size());
+        nb::gil_scoped_release unlocked;
+        detail::fill(a, bytes.data());
     });
-    m.def("assign", &detail::assign);
+    m.def("assign", &detail::assign, nb::call_guard<nb::gil_scoped_release>());
 
     // The array as a DLPack tensor on its CUDA device (nanobind's ndarray, which implements
     // __dlpack__): the capsule keeps the buffer alive while a consumer holds it.
@@ -225,14 +228,12 @@ void bind_array(nb::module_& m) {
             if (t.shape(k) > 0) last += std::int64_t(t.shape(k) - 1) * t.stride(k);
         }
         const std::size_t bytes = a.size() ? std::size_t(last + 1) * info(type).size : 0;
-        // The owner drops its reference to the tensor with the GIL taken, from whichever thread
-        // releases the last handle (none once the interpreter has gone).
+        // The owner drops its reference to the tensor from whichever thread releases the last
+        // handle: nanobind's ndarray takes the interpreter's thread state for that itself (and
+        // does nothing once the interpreter has gone).
         auto* held = new nb::ndarray<nb::device::cuda>(t);
-        std::shared_ptr<void> owner(held, [](void* p) noexcept {
-            if (!Py_IsInitialized()) return;
-            nb::gil_scoped_acquire locked;
-            delete static_cast<nb::ndarray<nb::device::cuda>*>(p);
-        });
+        std::shared_ptr<void> owner(held,
+                                    [](void* p) noexcept { delete static_cast<nb::ndarray<nb::device::cuda>*>(p); });
         const auto address = std::uint64_t(reinterpret_cast<std::uintptr_t>(t.data()));
         nb::gil_scoped_release unlocked;
         a.buffer = detail::adopt_device_memory(ctx, address, bytes, std::move(owner));

@@ -63,14 +63,17 @@ void bind_kernels(nb::module_& m) {
             "_launch",
             [](const ElementwiseKernel& k, const nb::list& args, std::optional<nb::slice> range) {
                 const auto bound = bind(args); // the ArrayDescs stay alive in `args`
-                if (!range) return k.launch(nullptr, bound);
-                const auto get = [&](const char* f) -> std::optional<std::int64_t> {
-                    nb::object v = range->attr(f);
-                    if (v.is_none()) return std::nullopt;
-                    return nb::cast<std::int64_t>(v);
-                };
-                const Slice s{get("start"), get("stop"), get("step").value_or(1)};
-                k.launch(&s, bound);
+                std::optional<Slice> s;
+                if (range) {
+                    const auto get = [&](const char* f) -> std::optional<std::int64_t> {
+                        nb::object v = range->attr(f);
+                        if (v.is_none()) return std::nullopt;
+                        return nb::cast<std::int64_t>(v); // clamped to int64 by the caller
+                    };
+                    s = Slice{get("start"), get("stop"), get("step").value_or(1)};
+                }
+                nb::gil_scoped_release unlocked;
+                k.launch(s ? &*s : nullptr, bound);
             },
             nb::arg("args"), nb::arg("range").none() = nb::none());
 
@@ -87,7 +90,9 @@ void bind_kernels(nb::module_& m) {
             nb::arg("context"), nb::arg("dtype"), nb::arg("neutral"), nb::arg("reduce"), nb::arg("map"),
             nb::arg("arguments"), nb::arg("name") = "reduce_kernel", nb::arg("preamble") = "")
         .def("_run", [](const detail::ReductionKernelImpl& k, std::int64_t n, const nb::list& args) {
-            return k.run(n, bind(args));
+            const auto bound = bind(args);
+            nb::gil_scoped_release unlocked;
+            return k.run(n, bound);
         });
 }
 

@@ -13,12 +13,14 @@ namespace xgpu::python {
 void bind_random_scan(nb::module_& m) {
     using detail::ArrayDesc;
     // Each fills `dst` from the stream at (seed, counter) and returns the blocks it used.
+    // (The GIL is released: the first call of a type compiles its kernel.)
+    using unlocked = nb::call_guard<nb::gil_scoped_release>;
     m.def("philox_uniform", &detail::philox_uniform, nb::arg("dst"), nb::arg("seed"), nb::arg("counter"), nb::arg("lo"),
-          nb::arg("hi"));
+          nb::arg("hi"), unlocked());
     m.def("philox_normal", &detail::philox_normal, nb::arg("dst"), nb::arg("seed"), nb::arg("counter"), nb::arg("mean"),
-          nb::arg("stddev"));
+          nb::arg("stddev"), unlocked());
     m.def("philox_integers", &detail::philox_integers, nb::arg("dst"), nb::arg("seed"), nb::arg("counter"),
-          nb::arg("lo"), nb::arg("range"));
+          nb::arg("lo"), nb::arg("range"), unlocked());
 
     nb::class_<detail::ScanOp>(m, "ScanOp")
         .def("__init__",

@@ -54,6 +54,7 @@ void launch(const Kernel& k, const Queue& q, const std::vector<std::size_t>& glo
         }
     }
     const Grid grid(to_range(global, "global"), local ? to_range(*local, "local") : Range());
+    nb::gil_scoped_release unlocked;
     k.launch_args(q, grid, packed);
 }
 

@@ -210,6 +210,7 @@ void bind_sparse(nb::module_& m) {
              [](const Matrix& a) { return std::visit([](const auto& x) { return x.diagonal().desc(); }, a.m); })
         .def("spmv",
              [](const Matrix& a, const ArrayDesc& x, const ArrayDesc& y) {
+                 nb::gil_scoped_release unlocked; // the first product may compile and time formats
                  std::visit(
                      [&](const auto& mat) {
                          using T = typename std::remove_cvref_t<decltype(mat)>::value_type;

@@ -332,7 +332,7 @@ class Array:
                 new_axes.append(position)
                 position += 1
             elif isinstance(k, slice):
-                out.append(slice(*(None if v is None else _to_int(v) for v in (k.start, k.stop, k.step))))
+                out.append(slice(*(None if v is None else _bound(v) for v in (k.start, k.stop, k.step))))
                 position += 1
                 axis += 1
             elif isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
@@ -544,6 +544,11 @@ def _to_int(v):
     raise IndexError(f"xgpu: slice bounds must be integers, not {type(v).__name__}")
 
 
+def _bound(v):
+    """A slice bound clamped to 64 bits, which numpy's rules clamp further to the axis."""
+    return builtins.min(builtins.max(_to_int(v), -(1 << 63)), (1 << 63) - 1)
+
+
 def _order(a, order):
     if order in ("C", "F"):
         return order
@@ -630,6 +635,7 @@ def _operand(x, temporary, against, compare=False):
 _INT_RANGES = {t: (int(np.iinfo(t).min), int(np.iinfo(t).max))
                for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+_INT8_FOR_BOOLS = {"mod", "fmod", "floor_divide", "pow"}
 
 # Scalar nodes by (type, bytes, the value's type): a constant of a loop is made once.
 _scalars = {}
@@ -652,6 +658,11 @@ def _binary_node(fn, a, b, temp_a, temp_b):
         raise DTypeError("xgpu: the - operator is not defined for bool operands (as in numpy): use ^ or "
                          "logical_xor, or convert to an integer type first")
     compare = fn in _COMPARISONS
+    if fn in _INT8_FOR_BOOLS and _is_bool(a) and _is_bool(b):
+        # numpy computes these of two bools in int8.
+        na, ca = _operand(a, temp_a, against, compare)
+        nb, cb = _operand(b, temp_b, against, compare)
+        return _op_node(fn, _widened(na, "int8"), _widened(nb, "int8")), ca + cb + 1
     na, ca = _operand(a, temp_a, against, compare)
     if na is None:
         return None, 0
@@ -985,6 +996,9 @@ def sum(a, axis=None, dtype=None, initial=None):  # noqa: A001 (numpy's name)
 
 
 def _extremum(op, a, temporary, axis, initial):
+    if isinstance(a, Array) and a.dtype.kind == "c":
+        raise DTypeError(f"xgpu: {op} of a complex array is not supported (numpy orders complex numbers "
+                         "lexicographically; compare abs(a), a.real or a.imag instead)")
     if initial is not None and isinstance(a, Array) and a.size == 0 and axis is None:
         return full(a.context, (), initial, a.dtype)
     combine = maximum if op == "max" else minimum

@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from . import _xgpu
-from ._array import Array, compute_pending, dtype_name
+from ._array import Array, _bound, compute_pending, dtype_name
 from ._errors import DTypeError, InvalidArgument
 
 
@@ -105,6 +105,11 @@ class _Declarations:
             else:
                 if isinstance(a, Array):
                     raise DTypeError(f"xgpu: argument '{name}' is a scalar of type {dtype}; got an array")
+                if isinstance(a, (numbers.Integral, np.integer)) and not isinstance(a, (bool, np.bool_)) and \
+                        np.dtype(dtype).kind in "iu":
+                    info = np.iinfo(dtype)
+                    if not info.min <= int(a) <= info.max:
+                        raise OverflowError(f"xgpu: argument '{name}' of type {dtype}: {int(a)} is out of its range")
                 try:
                     value = np.array(a).astype(np.dtype(dtype), casting="same_kind")
                 except TypeError as e:
@@ -136,6 +141,10 @@ class ElementwiseKernel:
 
     def __call__(self, *args, range=None, queue=None):
         bound = self._decl.bind(args)
+        if range is not None:
+            if not isinstance(range, slice):
+                raise InvalidArgument(f"xgpu: ElementwiseKernel: range must be a slice, not {type(range).__name__}")
+            range = slice(*(None if v is None else _bound(v) for v in (range.start, range.stop, range.step)))
         compute_pending()
         _on(queue, lambda: self._k._launch(bound, range))
 

@@ -70,6 +70,10 @@ def test_elementwise_kernel(ctx, rng):
         lin(2, x, 0.5, xgpu.zeros(ctx, 10, np.float32), range=slice(0, 20))
     assert ctx.launch_count == before
     lin(2, x, 0.5, xgpu.zeros(ctx, 10, np.float32), range=slice(0, 10))  # the indices it runs fit
+    lin(2, x, 0.5, z, range=slice(-2**70, 2**70))  # bounds past 64 bits clamp, as numpy's
+    np.testing.assert_allclose(z.get(), 2 * hx + 0.5, rtol=1e-6)
+    with pytest.raises(OverflowError):
+        xgpu.ElementwiseKernel(ctx, "int a, int* y", "y[i] = a")(2**40 + 5, xgpu.zeros(ctx, 3, np.int32))
 
 
 def test_reduction_kernel(ctx, rng):

@@ -126,11 +126,12 @@ UserArguments::UserArguments(const std::string& declarations, const std::string&
                              const std::vector<std::string>& reserved)
     : params_(parse<Param>(declarations)), kernel_(kernel_name) {
     for (const auto& p : params_) {
-        const bool taken = p.name == "i" || p.name.starts_with("xgpu_") ||
+        const bool taken = p.name == "i" || p.name.starts_with("xgpu_") || p.name.starts_with("XGPU_") ||
                            std::find(reserved.begin(), reserved.end(), p.name) != reserved.end();
         if (taken)
             throw InvalidArgument(fmt::format("xgpu: kernel '{}': the argument name '{}' is taken by the kernel "
-                                              "around the operation (reserved: i, xgpu_...{}{}); rename the argument",
+                                              "around the operation (reserved: i, xgpu_..., XGPU_...{}{}); rename "
+                                              "the argument",
                                               kernel_, p.name, reserved.size() ? ", " : "", fmt::join(reserved, ", ")));
     }
 }

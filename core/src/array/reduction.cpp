@@ -949,7 +949,7 @@ std::vector<std::string> reduction_names() {
     std::vector<std::string> names{"partial", "out",        "out_offset", "mirror", "mirror_offset", "n",
                                    "chunk",   "mode",       "ticket",     "final",  "scratch",       "lid",
                                    "acc",     "first",      "last",       "j",      "stride",        "m",
-                                   "row",     "last_group", "groups"};
+                                   "row",     "last_group", "groups",     "ACC"};
     for (unsigned a = 1; a < 16; ++a)
         names.push_back(accumulator(a));
     return names;

@@ -30,8 +30,9 @@ std::vector<DeclaredArgument> declared_arguments(const std::string& declarations
 
 // A buffer over device memory another library allocated on `ctx`'s device (DLPack's import):
 // `bytes` at `address`, kept alive by `owner` (released from whichever thread drops the last
-// handle) and never freed by xgpu. The device's work enqueued so far completes first. Throws
-// InvalidArgument where the backend's buffers have no addresses (OpenCL).
+// handle) and never freed by xgpu; `owner` must not be empty. The device's work enqueued so far
+// completes first, and again before the owner is released. Throws InvalidArgument where the
+// backend's buffers have no addresses (OpenCL).
 Buffer adopt_device_memory(const Context& ctx, std::uint64_t address, std::size_t bytes, std::shared_ptr<void> owner);
 
 } // namespace xgpu::detail
