@@ -46,8 +46,8 @@ requires Scalar<S> BoundArg bind_arg(const S& s) {
 // The parsed argument declarations of a user kernel, and what goes with them.
 class UserArguments {
 public:
-    // Refuses an argument named `i` (the index the operation reads) or xgpu_..., and any of
-    // `reserved`: the names the kernel's skeleton declares beside the arguments.
+    // Refuses an argument named `i` (the index the operation reads), xgpu_... or XGPU_..., and
+    // any of `reserved`: the names the kernel's skeleton declares beside the arguments.
     UserArguments(const std::string& declarations, const std::string& kernel_name,
                   const std::vector<std::string>& reserved = {});
     // Kernel parameters (arrays become a base pointer and an element offset), each followed by ", ".
