@@ -404,6 +404,14 @@ TEST_CASE("math functions, comparisons, where and NaN propagation against the ho
             if (hj[i] != 0 && hi[i] % hj[i] != 0 && ((hi[i] < 0) != (hj[i] < 0))) --q;
             REQUIRE(gq[i] == q);
         }
+        // Of two bools, % and // compute in int8 and - is refused, as numpy's.
+        const auto bt = ii > 0, bu = jj > 0;
+        const auto gb = Array<std::int8_t>(floor_divide(bt, bu) + bt % bu * 2).get();
+        for (std::size_t i = 0; i < n; ++i) {
+            const int t = hi[i] > 0, u = hj[i] > 0;
+            REQUIRE(gb[i] == (u ? t / u + t % u * 2 : 0));
+        }
+        CHECK_THROWS_AS(bt - bu, InvalidArgument);
     }
 }
 

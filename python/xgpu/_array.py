@@ -22,9 +22,9 @@ from . import _xgpu
 from ._errors import AxisError, DTypeError, InvalidArgument, ShapeError
 
 __all__ = ["Array", "compute_pending", "empty", "full", "zeros", "ones", "empty_like", "zeros_like", "ones_like",
-           "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "floor_divide", "atan2", "arctan2", "hypot",
-           "logical_and", "logical_or", "where", "sum", "min", "max", "amin", "amax", "argmin", "argmax", "any", "all",
-           "dot", "vdot", "norm", "diff", "from_dlpack"]
+           "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "floor_divide", "atan2",
+           "arctan2", "hypot", "logical_and", "logical_or", "where", "sum", "min", "max", "amin", "amax", "argmin",
+           "argmax", "any", "all", "dot", "vdot", "norm", "diff", "from_dlpack"]
 
 # Expressions not yet computed (computed before any write, see compute_pending).
 _pending = []  # weak references; dead ones and computed arrays are dropped as the list is swept
@@ -635,7 +635,6 @@ def _operand(x, temporary, against, compare=False):
 _INT_RANGES = {t: (int(np.iinfo(t).min), int(np.iinfo(t).max))
                for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
-_INT8_FOR_BOOLS = {"mod", "fmod", "floor_divide", "pow"}
 
 # Scalar nodes by (type, bytes, the value's type): a constant of a loop is made once.
 _scalars = {}
@@ -654,15 +653,7 @@ def _weak(against, kind):
 
 def _binary_node(fn, a, b, temp_a, temp_b):
     against = a._dtype if type(a) is Array else b._dtype
-    if fn == "sub" and _is_bool(a) and _is_bool(b):
-        raise DTypeError("xgpu: the - operator is not defined for bool operands (as in numpy): use ^ or "
-                         "logical_xor, or convert to an integer type first")
     compare = fn in _COMPARISONS
-    if fn in _INT8_FOR_BOOLS and _is_bool(a) and _is_bool(b):
-        # numpy computes these of two bools in int8.
-        na, ca = _operand(a, temp_a, against, compare)
-        nb, cb = _operand(b, temp_b, against, compare)
-        return _op_node(fn, _widened(na, "int8"), _widened(nb, "int8")), ca + cb + 1
     na, ca = _operand(a, temp_a, against, compare)
     if na is None:
         return None, 0
@@ -690,10 +681,6 @@ def _op_node(fn, *nodes):
 def _unary(fn, a, temporary):
     node, count = _fold(a, temporary)
     return Array(node=_op_node(fn, node), nodes=count + 1)
-
-
-def _is_bool(x):
-    return x._dtype == "bool" if type(x) is Array else isinstance(x, (bool, np.bool_))
 
 
 def _check_bool(fn, *xs):
@@ -740,8 +727,6 @@ def _define_operators():
         def op(self):
             if check:
                 _check_bool(check, self)
-            elif fn == "neg" and self._dtype == "bool":
-                raise DTypeError("xgpu: unary - is not defined for bool arrays (as in numpy): use ~")
             temporary = sys.getrefcount(self) <= _T_SELF
             return _unary(fn, self, temporary)
 
@@ -1027,7 +1012,7 @@ def diff(a, n=1, axis=-1):
     for _ in range(n):
         head = tuple(slice(None) if k != axis else slice(1, None) for k in range(a.ndim))
         tail = tuple(slice(None) if k != axis else slice(None, -1) for k in range(a.ndim))
-        a = (a[head] - a[tail]).finish()
+        a = (a[head] != a[tail] if a._dtype == "bool" else a[head] - a[tail]).finish()  # numpy's, for bools
     return a
 
 

@@ -254,6 +254,7 @@ def test_bool_arithmetic_numpy_refuses(ctx):
             np.testing.assert_array_equal(got.get(), want)
     with pytest.raises(xgpu.DTypeError):
         xgpu.max(xgpu.zeros(ctx, 3, np.complex64))
+    np.testing.assert_array_equal(xgpu.diff(c).get(), np.diff(hb))  # != for bools, as numpy
 
 
 def test_explicit_operator_calls_are_not_temporaries(ctx):

@@ -129,17 +129,20 @@ constexpr DType same(DType t) {
 constexpr DType to_bool(DType) {
     return DType::bool_;
 }
+constexpr DType integral(DType t) { // numpy's %, //, fmod and ** of two bools are int8
+    return t == DType::bool_ ? DType::int8 : t;
+}
 } // namespace detail
 XGPU_ARITH_OP(operator+, "add", detail::same)
 XGPU_ARITH_OP(operator-, "sub", detail::same)
 XGPU_ARITH_OP(operator*, "mul", detail::same)
 XGPU_ARITH_OP(operator/, "div", true_divide_type)
-XGPU_ARITH_OP(operator%, "mod", detail::same)
-XGPU_ARITH_OP(floor_divide, "floor_divide", detail::same)
+XGPU_ARITH_OP(operator%, "mod", detail::integral)
+XGPU_ARITH_OP(floor_divide, "floor_divide", detail::integral)
 XGPU_ARITH_OP(maximum, "maximum", detail::same)
 XGPU_ARITH_OP(minimum, "minimum", detail::same)
-XGPU_ARITH_OP(pow, "pow", detail::same)
-XGPU_ARITH_OP(fmod, "fmod", detail::same)
+XGPU_ARITH_OP(pow, "pow", detail::integral)
+XGPU_ARITH_OP(fmod, "fmod", detail::integral)
 XGPU_ARITH_OP(atan2, "atan2", float_type)
 XGPU_ARITH_OP(hypot, "hypot", float_type)
 #undef XGPU_ARITH_OP

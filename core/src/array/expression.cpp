@@ -112,6 +112,11 @@ NodePtr op_node(const char* fn, DType type, NodePtr a, NodePtr b, NodePtr c) {
     for (const Node* n : {a.get(), b.get(), c.get()})
         if (n && kind(n->type) == Kind::complex && !op.complex)
             throw InvalidArgument(fmt::format("xgpu: {} is not defined for {} arrays", op.name, name(n->type)));
+    // numpy refuses - of bools (use ^ or ~).
+    if ((op.name == "sub" || op.name == "neg") && a->type == DType::bool_ && (!b || b->type == DType::bool_))
+        throw InvalidArgument(fmt::format("xgpu: {} is not defined for bool operands (as in numpy): use ^ or ~, or "
+                                          "an integer type",
+                                          op.name));
     if (b && op.name == "pow") check_integer_power(type, *b);
     auto n = std::make_shared<Node>();
     n->op = c ? Node::Op::ternary : b ? Node::Op::binary : Node::Op::unary;

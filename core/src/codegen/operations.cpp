@@ -205,8 +205,8 @@ constexpr Operation table[] = {
     {"expm1", 1, R::floating, math, nullptr},
     {"fabs", 1, R::floating, math, nullptr},
     {"floor", 1, R::promoted, rounding, nullptr},
-    {"floor_divide", 2, R::promoted, floor_divide, nullptr},
-    {"fmod", 2, R::promoted, remainder, nullptr},
+    {"floor_divide", 2, R::integral, floor_divide, nullptr},
+    {"fmod", 2, R::integral, remainder, nullptr},
     {"ge", 2, R::boolean, compare, nullptr},
     {"gt", 2, R::boolean, compare, nullptr},
     {"hypot", 2, R::floating, call2, nullptr},
@@ -222,14 +222,14 @@ constexpr Operation table[] = {
     {"lt", 2, R::boolean, compare, nullptr},
     {"maximum", 2, R::promoted, extremum, nullptr},
     {"minimum", 2, R::promoted, extremum, nullptr},
-    {"mod", 2, R::promoted, remainder, nullptr},
+    {"mod", 2, R::integral, remainder, nullptr},
     {"mul", 2, R::promoted, arithmetic, complex_arithmetic},
     {"ne", 2, R::boolean, compare, complex_equal},
     {"neg", 1, R::promoted, negate, complex_unary},
     {"not", 1, R::boolean, logical_not, logical_not},
     {"or", 2, R::boolean, logic, logic},
     {"pos", 1, R::promoted, identity, identity},
-    {"pow", 2, R::promoted, power, nullptr},
+    {"pow", 2, R::integral, power, nullptr},
     {"real", 1, R::real, identity, complex_part},
     {"rint", 1, R::floating, math, nullptr},
     {"round", 1, R::floating, math, nullptr},
@@ -267,6 +267,7 @@ DType result_type(const Operation& op, DType a, DType b, DType c) {
     const DType p = op.arity == 1 ? a : promote(a, b);
     switch (op.rule) {
     case R::promoted: return p;
+    case R::integral: return p == DType::bool_ ? DType::int8 : p;
     case R::true_divide: return true_divide_type(p);
     case R::floating: return float_type(p);
     case R::real: return real_type(a);

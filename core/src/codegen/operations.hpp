@@ -40,7 +40,8 @@ struct Call {
 };
 
 enum class TypeRule : std::uint8_t {
-    promoted,    // numpy.promote_types of the operands (add, maximum, pow, neg, ...)
+    promoted,    // numpy.promote_types of the operands (add, maximum, neg, ...)
+    integral,    // promoted, but two bools give int8 (mod, fmod, floor_divide, pow, as numpy's)
     true_divide, // promoted; integers and bool give float64
     floating,    // promoted, integers to the floating type that holds them (sin, atan2, ...)
     real,        // the real type of the operand (abs, real, imag)
