@@ -1,14 +1,9 @@
 /* xgpu array support, in the dialect: the complex types and integer helpers that generated
  * array kernels use. Prepended (after the preamble) to every generated elementwise kernel. */
 
-/* Infinity in both dialects (NVRTC has no INFINITY macro without headers). */
-#ifdef XGPU_BACKEND_CUDA
-#define XGPU_INFINITY_F __int_as_float(0x7f800000)
-#define XGPU_INFINITY_D __longlong_as_double(0x7ff0000000000000LL)
-#else
+/* Infinity as float and double (the dialect has OpenCL C's INFINITY on both backends). */
 #define XGPU_INFINITY_F INFINITY
 #define XGPU_INFINITY_D ((double)INFINITY)
-#endif
 
 /* The complex types, declared once for float and double (PyOpenCL's pyopencl-complex.h idea):
  * C##_make, _add, _sub, _mul, _div (Smith's algorithm: no overflow for large |b|, as numpy),

@@ -16,6 +16,10 @@
 #define XGPU_CONSTANT_PTR(T) const T* __restrict__
 #define XGPU_LOCAL_PARAM(T, name) xgpu_local_param<T> name
 
+/* OpenCL C's INFINITY and NAN (float), which NVRTC has no header for */
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fc00000)
+
 /* Fixed-width integer types */
 typedef signed char int8_t;
 typedef unsigned char uint8_t;

@@ -166,8 +166,8 @@ void bind_array(nb::module_& m) {
     });
     m.def("assign", &detail::assign, nb::call_guard<nb::gil_scoped_release>());
 
-    // The array as a DLPack tensor on its CUDA device (nanobind's ndarray, which implements
-    // __dlpack__): the capsule keeps the buffer alive while a consumer holds it.
+    // The array as a DLPack tensor on its CUDA device: nanobind's array-API object, whose
+    // __dlpack__ makes the capsule; it keeps the buffer alive while a consumer holds it.
     m.def("dlpack_tensor", [](const ArrayDesc& a, int device_id) {
         const std::uint64_t base = a.buffer ? a.buffer.device_address() : 0;
         if (!base && a.size()) throw nb::buffer_error("xgpu: the array's memory has no device address to share");
@@ -184,8 +184,8 @@ void bind_array(nb::module_& m) {
         std::vector<std::int64_t> strides(a.strides.begin(), a.strides.end());
         nb::capsule owner(new ArrayDesc(a), [](void* p) noexcept { delete static_cast<ArrayDesc*>(p); });
         void* data = reinterpret_cast<void*>(base + std::uint64_t(a.offset) * t.size);
-        return nb::ndarray<>(data, shape.size(), shape.data(), owner, strides.data(), dt, nb::device::cuda::value,
-                             device_id);
+        return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, strides.data(), dt,
+                                          nb::device::cuda::value, device_id);
     });
     // An array over a DLPack tensor on `ctx`'s CUDA device (CuPy, PyTorch, ...), without a copy:
     // the tensor is kept alive until the last xgpu handle on it goes.

@@ -74,7 +74,10 @@ def test_astype(ctx, rng):
     host = random_array(rng, 100, np.float32) * 50
     a = xgpu.to_device(ctx, host)
     for t in [np.int32, np.uint8, np.int64, np.complex64, np.bool_]:
-        np.testing.assert_array_equal(a.astype(t).get(), host.astype(t))
+        # A negative float to an unsigned type is undefined in C (GPUs saturate, x86 wraps): compared
+        # where the value is in range.
+        inside = host >= 0 if np.dtype(t).kind == "u" else np.ones(host.shape, bool)
+        np.testing.assert_array_equal(a.astype(t).get()[inside], host.astype(t)[inside])
 
 
 PAIRS = [("int8", "uint8"), ("int32", "float32"), ("uint32", "int32"), ("int64", "uint64"), ("float32", "float64"),
