@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <xgpu/amg.hpp>
 #include <xgpu/reduction.hpp>
 #include <xgpu/solver.hpp>
 #include <xgpu/sparse.hpp>
@@ -39,33 +41,6 @@
 using namespace xgpu;
 
 namespace {
-
-// The negative Laplacian with zero Dirichlet boundaries on an n^2 or n^3 grid, as host CSR.
-sparse::HostCsr<double> laplacian(std::int64_t n, int dims) {
-    sparse::HostCsr<double> h;
-    const std::int64_t rows = dims == 2 ? n * n : n * n * n;
-    h.rows = h.cols = rows;
-    h.row_ptr.assign(std::size_t(rows) + 1, 0);
-    h.col_idx.reserve(std::size_t(rows) * (2 * dims + 1));
-    h.values.reserve(std::size_t(rows) * (2 * dims + 1));
-    const std::int64_t plane = n * n;
-    for (std::int64_t i = 0; i < rows; ++i) {
-        const std::int64_t x = i % n, y = (i / n) % n, z = i / plane;
-        const auto add = [&](std::int64_t c, double v) {
-            h.col_idx.push_back(std::int32_t(c));
-            h.values.push_back(v);
-        };
-        if (dims == 3 && z > 0) add(i - plane, -1);
-        if (y > 0) add(i - n, -1);
-        if (x > 0) add(i - 1, -1);
-        add(i, 2.0 * dims);
-        if (x + 1 < n) add(i + 1, -1);
-        if (y + 1 < n) add(i + n, -1);
-        if (dims == 3 && z + 1 < n) add(i + plane, -1);
-        h.row_ptr[std::size_t(i) + 1] = std::int32_t(h.values.size());
-    }
-    return h;
-}
 
 // A CSR matrix applied in a chosen SpMV format.
 struct Formatted {
@@ -170,16 +145,11 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     a.apply(xstar, b);
 
     SolverOptions<double> o;
+    double setup_seconds = 0; // the preconditioner's
     o.rtol = s.tol;
     o.check_interval = s.check;
     o.replacement_interval = s.replace;
     o.max_iterations = s.max_iterations;
-    if constexpr (requires { a.global_rows(); }) { // rows over several ranks
-        if (s.precond == "poly")
-            throw InvalidArgument("--precond poly runs on one process (its eigenvalue estimate is not distributed)");
-        if (s.precond == "jacobi" && s.matrix.size())
-            throw InvalidArgument("--precond jacobi over several ranks takes --2d or --3d");
-    }
     if (s.precond == "jacobi") {
         if constexpr (requires { a.diagonal(); })
             o.preconditioner = Jacobi<double>(a.diagonal());
@@ -189,6 +159,27 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
         ChebyshevOptions co;
         co.degree = s.degree;
         o.preconditioner = Chebyshev<double>(ctx, a, co);
+    } else if (s.precond == "amg" || s.precond == "amg-f32") {
+        // Smoothed aggregation on the matrix; over several ranks, block Jacobi: a hierarchy per
+        // rank on its diagonal block.
+        amg::Options ao;
+        ao.single_precision = s.precond == "amg-f32";
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto ml = [&] {
+            if constexpr (requires { a.local_block(); })
+                return amg::SmoothedAggregation<double>(a.local_block(), ao);
+            else if constexpr (requires { a.a; })
+                return amg::SmoothedAggregation<double>(a.a, ao);
+            else if constexpr (requires { a.row_ptr(); })
+                return amg::SmoothedAggregation<double>(a, ao);
+            else {
+                throw InvalidArgument("--precond amg needs a stored matrix, not --format stencil");
+                return amg::SmoothedAggregation<double>(sparse::Csr<double>(), ao);
+            }
+        }();
+        setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (out) std::cout << ml.report() << (global_rows(a) != n ? "  (rank 0's block)\n" : "");
+        o.preconditioner = ml;
     }
     const bool tty = out && isatty(fileno(stdout));
     const bool verbose = s.verbose;
@@ -273,6 +264,9 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     std::printf("error:            %.3e (relative, against the known solution)\n", err);
     std::printf("time:             %.3f s, %.4f ms per iteration%s\n", r.seconds, r.ms_per_iteration,
                 timed.empty() ? "" : " (the median solve)");
+    if (setup_seconds > 0)
+        std::printf("time to solution: %.4f s (preconditioner setup %.4f s + solve %.4f s)\n",
+                    setup_seconds + r.seconds, setup_seconds, r.seconds);
     std::printf("%s", spread.c_str());
     std::printf("launches:         %.2f per iteration%s\n", r.launches_per_iteration,
                 r.fused_dot ? " (a dot product fused into the operator's)" : "");
@@ -325,8 +319,10 @@ int main(int argc, char** argv) {
                    "(Chronopoulos-Gear), pipecg-gv (Ghysels-Vanroose) or bicgstab")
         ->check(CLI::IsMember({"auto", "cg", "pipecg", "pipecg-gv", "bicgstab"}))
         ->capture_default_str();
-    app.add_option("--precond", s.precond, "none, jacobi or poly (Chebyshev)")
-        ->check(CLI::IsMember({"none", "jacobi", "poly"}))
+    app.add_option("--precond", s.precond,
+                   "none, jacobi, poly (Chebyshev), amg (smoothed aggregation; block Jacobi over ranks) or amg-f32 "
+                   "(its hierarchy in float32)")
+        ->check(CLI::IsMember({"none", "jacobi", "poly", "amg", "amg-f32"}))
         ->capture_default_str();
     app.add_option("--tol", s.tol, "relative tolerance")->capture_default_str();
     app.add_option("--format", s.format, "auto, csr, csr_scalar, csr_vector, merge_path, sell, packeted or stencil")
@@ -377,7 +373,8 @@ int main(int argc, char** argv) {
                            "stencil (matrix-free)");
             throw InvalidArgument("--format stencil needs --2d or --3d");
         }
-        const auto host = s.matrix.empty() ? laplacian(s.n2 ? *s.n2 : *s.n3, s.n2 ? 2 : 3)
+        const auto host = s.matrix.empty() ? (s.n2 ? sparse::poisson<double>(*s.n2, *s.n2)
+                                                   : sparse::poisson<double>(*s.n3, *s.n3, *s.n3))
                                            : sparse::read_matrix_market<double>(s.matrix);
         // Automatic: the matrix itself, whose SpMV formats CG may try in its first iterations.
         if (s.format == "auto") {

@@ -521,8 +521,11 @@ TEST_CASE("CG and BiCGStab over the ranks equal the solve on one process", "[dis
         if (empty) uneven = {};
         for (const Method method : {Method::classic, Method::pipelined, Method::ghysels_vanroose, Method::bicgstab}) {
             const Host& h = method == Method::bicgstab ? general : spd;
-            for (const bool jacobi : {false, true}) {
-                INFO("method " << int(method) << (jacobi ? ", Jacobi" : "") << ", rank " << comm.rank() << " of "
+            // Preconditioners built on each operator: Jacobi from its diagonal, Chebyshev from its
+            // products and (over the ranks) global norms.
+            for (const char* const precond : {"none", "jacobi", "chebyshev"}) {
+                const std::string pc = precond;
+                INFO("method " << int(method) << ", preconditioner " << pc << ", rank " << comm.rank() << " of "
                                << comm.size());
                 SolverOptions<double> o;
                 o.rtol = 1e-10;
@@ -530,13 +533,15 @@ TEST_CASE("CG and BiCGStab over the ranks equal the solve on one process", "[dis
                 // On one process: the whole system.
                 const sparse::Csr<double, std::int64_t> one(ctx, h);
                 const Array<double> b1 = to_device(ctx, hb);
-                if (jacobi) o.preconditioner = Jacobi<double>(one);
+                if (pc == "jacobi") o.preconditioner = Jacobi<double>(one);
+                if (pc == "chebyshev") o.preconditioner = Chebyshev<double>(ctx, one);
                 Array<double> x1;
                 const SolverReport r1 = solve(method, one, b1, x1, o);
                 // Over the ranks: the same system, its rows spread unevenly.
                 const auto m = dist::Matrix<double>::from_global(ctx, comm, h, 0, uneven);
                 const Array<double> b = m.scatter(hb);
-                if (jacobi) o.preconditioner = Jacobi<double>(m.scatter(one.diagonal().get()));
+                if (pc == "jacobi") o.preconditioner = Jacobi<double>(m);
+                if (pc == "chebyshev") o.preconditioner = Chebyshev<double>(ctx, m);
                 Array<double> x;
                 const SolverReport r = solve(method, m, b, x, o);
                 CHECK(r1.converged());

@@ -226,6 +226,12 @@ public:
     std::size_t diagonal_nnz() const;
     std::size_t offdiagonal_nnz() const;
     std::int64_t ghosts() const;
+    // This rank's diagonal entries (the global matrix's, at its own rows), for Jacobi and smoothers.
+    Array<T> diagonal() const;
+    // This rank's diagonal block: its own rows and columns, in local numbering (the block a
+    // block-Jacobi preconditioner, such as one multigrid hierarchy per rank, works on). Throws
+    // InvalidArgument where the block needs 64-bit indices.
+    const sparse::Csr<T, std::int32_t>& local_block() const;
     // The neighbour ranks this rank receives from and sends to, ascending.
     const std::vector<int>& receives_from() const;
     const std::vector<int>& sends_to() const;

@@ -1,6 +1,8 @@
 // Linear operators: anything with a shape and y = A*x (and y = alpha*A*x + beta*y), what the
 // Krylov solvers take. Satisfied by the sparse matrices (xgpu/sparse.hpp), by the matrix-free
-// Laplacians below, and by user types with the same members.
+// Laplacians below, and by user types with the same members. detail::operator_ref erases an
+// operator's type into what the solvers and preconditioners hold, with dot products and norms
+// that are global wherever the operator's rows are spread over processes.
 //
 //   xgpu::Laplacian2D<double> A(ctx, 4096, 4096);  // the 5-point stencil, no matrix stored
 //   A.apply(x, y);                                 // y = A*x
@@ -12,6 +14,7 @@
 // operator whose rows are spread over several). Solvers know operators only through these.
 #pragma once
 
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -20,6 +23,7 @@
 
 #include "xgpu/array.hpp"
 #include "xgpu/context.hpp"
+#include "xgpu/reduction.hpp"
 
 namespace xgpu {
 
@@ -100,6 +104,61 @@ template <class Op>
 concept DistributedOperator = requires(const Op& a) {
     { a.global_sum() } -> std::convertible_to<const GlobalSum*>;
 };
+
+namespace detail {
+// An operator without its type, as the solvers' compiled code takes it (xgpu/operator.hpp's
+// protocol): its forms of the product (the operator's own apply where it offers no others), the
+// form running, and the traffic of one product (0: unknown).
+template <class T> struct OperatorRef {
+    std::int64_t rows = 0, cols = 0;
+    double bytes = 0;
+    std::vector<OperatorForm<T>> forms; // never empty
+    bool fixed = false;                 // the user fixed the form: tried only when asked
+    mutable std::size_t current = 0;    // the form that apply and apply_dot run
+    const GlobalSum* global = nullptr;  // where the rows are spread over processes: their sums
+    std::int64_t first_row = 0;         // and this process's first row among all processes' rows
+
+    void apply(const Array<T>& x, Array<T>& y) const { forms[current].apply(x, y); }
+    // Whether the current form may fuse a dot product into its product (it may still decline).
+    bool fuses() const { return bool(forms[current].apply_dot); }
+    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const {
+        return fuses() && forms[current].apply_dot(x, y, partial);
+    }
+    // x.y and |x| over the operator's whole vectors: summed across the processes where its rows
+    // are spread over several (a preconditioner's eigenvalue estimate, a solver's checks), so
+    // every process gets the same value. Blocking: the host reads the result.
+    double dot(const Array<T>& x, const Array<T>& y) const {
+        double v = double(xgpu::dot(x, y).get());
+        if (global) global->sum(&v, 1);
+        return v;
+    }
+    double norm(const Array<T>& x) const { return std::sqrt(dot(x, x)); }
+};
+
+template <class T, class Op> OperatorRef<T> operator_ref(const Op& a) {
+    OperatorRef<T> r;
+    r.rows = a.rows();
+    r.cols = a.cols();
+    if constexpr (MultiFormOperator<Op, T>) {
+        OperatorForms<T> f = a.forms();
+        r.forms = std::move(f.forms);
+        r.fixed = f.fixed;
+    }
+    if (r.forms.empty()) {
+        OperatorForm<T> f;
+        f.apply = [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); };
+        if constexpr (FusedDotOperator<Op, T>)
+            f.apply_dot = [&a](const Array<T>& x, Array<T>& y, Array<T>& partial) {
+                return bool(a.apply_dot(x, y, partial));
+            };
+        r.forms.push_back(std::move(f));
+    }
+    if constexpr (TrafficOperator<Op>) r.bytes = a.bytes_per_product();
+    if constexpr (DistributedOperator<Op>) r.global = a.global_sum();
+    if constexpr (requires { a.first_row(); }) r.first_row = a.first_row();
+    return r;
+}
+} // namespace detail
 
 // The negative Laplacian on an nx x ny grid (2-D, 5 points) or nx x ny x nz grid (3-D, 7 points)
 // with zero Dirichlet boundaries, in natural order (x fastest): the matrix of the 2-D/3-D Poisson

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "xgpu/operator.hpp"
+#include "xgpu/preconditioner.hpp"
 
 namespace xgpu {
 
@@ -98,37 +99,6 @@ struct SolverReport {
     bool converged() const { return status == SolverStatus::converged; }
 };
 
-// A preconditioner M (approximating A's inverse): none, Jacobi (recognised and fused into the
-// solvers' kernels), or any operator with rows(), cols() and apply(x, y) (y = M x) such as
-// Chebyshev below or a user type.
-template <class T> class Preconditioner {
-public:
-    Preconditioner() = default;
-    template <class Op>
-    requires(!std::same_as<std::remove_cvref_t<Op>, Preconditioner>) &&
-        requires(const Op& m, const Array<T>& x, Array<T>& y) {
-        m.apply(x, y);
-        { m.rows() } -> std::convertible_to<std::int64_t>;
-    }
-    Preconditioner(Op op) : rows_(op.rows()), cols_(op.cols()) {
-        if constexpr (requires { op.inverse_diagonal(); }) inverse_diagonal_ = op.inverse_diagonal();
-        auto held = std::make_shared<Op>(std::move(op));
-        apply_ = [held](const Array<T>& x, Array<T>& y) { held->apply(x, y); };
-    }
-
-    bool none() const { return !apply_; }
-    // The inverse diagonal when this is Jacobi (the solvers fuse it), else empty.
-    const Array<T>& inverse_diagonal() const { return inverse_diagonal_; }
-    std::int64_t rows() const { return rows_; }
-    std::int64_t cols() const { return cols_; }
-    void apply(const Array<T>& x, Array<T>& y) const { apply_(x, y); }
-
-private:
-    std::int64_t rows_ = 0, cols_ = 0;
-    Array<T> inverse_diagonal_;
-    std::function<void(const Array<T>&, Array<T>&)> apply_;
-};
-
 template <class T> struct SolverOptions {
     double rtol = 1e-8; // stop when |r| <= max(rtol * |b|, atol)
     double atol = 0;
@@ -158,113 +128,7 @@ template <class T> struct SolverOptions {
     std::function<void(std::int64_t, double)> progress;
 };
 
-// The Jacobi preconditioner: M = diag(A)^-1. From a diagonal array, or from anything with
-// diagonal() (the sparse matrices). A zero on the diagonal throws InvalidArgument.
-template <class T> class Jacobi {
-public:
-    explicit Jacobi(const Array<T>& diagonal);
-    template <class M>
-    requires requires(const M& a) {
-        { a.diagonal() } -> std::convertible_to<Array<T>>;
-    }
-    explicit Jacobi(const M& a) : Jacobi(Array<T>(a.diagonal())) {}
-
-    std::int64_t rows() const { return std::int64_t(inverse_.size()); }
-    std::int64_t cols() const { return rows(); }
-    void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
-    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
-    const Array<T>& inverse_diagonal() const { return inverse_; }
-
-private:
-    Array<T> inverse_;
-};
-
-struct ChebyshevOptions {
-    int degree = 4;          // operator products per application: degree - 1
-    int power_steps = 12;    // power iterations for the largest eigenvalue (on the device)
-    double safety = 1.1;     // the estimate is scaled by this (power iteration underestimates)
-    double lower_ratio = 30; // the smallest eigenvalue aimed at: largest / lower_ratio
-};
-
-// A polynomial preconditioner: `degree` steps of Chebyshev iteration for A y = x from y = 0 on
-// [lmax / lower_ratio, lmax], lmax from a few power iterations on the device. Symmetric positive
-// definite where A is (so CG may take it).
-template <class T> class Chebyshev {
-public:
-    template <LinearOperator<T> Op>
-    Chebyshev(const Context& ctx, const Op& a, const ChebyshevOptions& o = {})
-        : Chebyshev(
-              ctx, square_rows(a.rows(), a.cols()),
-              [p = std::make_shared<Op>(a)](const Array<T>& x, Array<T>& y) { p->apply(x, y); }, o) {}
-    Chebyshev(const Context& ctx, std::int64_t n, std::function<void(const Array<T>&, Array<T>&)> a,
-              const ChebyshevOptions& o);
-
-    std::int64_t rows() const { return n_; }
-    std::int64_t cols() const { return n_; }
-    void apply(const Array<T>& x, Array<T>& y) const;
-    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
-    double lmax() const { return lmax_; }
-    double lmin() const { return lmin_; }
-
-private:
-    static std::int64_t square_rows(std::int64_t rows, std::int64_t cols) {
-        if (rows != cols)
-            throw ShapeError("xgpu: Chebyshev: the operator is " + std::to_string(rows) + "x" + std::to_string(cols) +
-                             ": it must be square");
-        return rows;
-    }
-
-    Context ctx_;
-    std::int64_t n_;
-    std::function<void(const Array<T>&, Array<T>&)> a_;
-    ChebyshevOptions o_;
-    double lmax_ = 0, lmin_ = 0;
-    mutable Array<T> r_, d_, t_; // work space of apply
-};
-
 namespace detail {
-// An operator without its type, as the solvers' compiled code takes it (xgpu/operator.hpp's
-// protocol): its forms of the product (the operator's own apply where it offers no others), the
-// form running, and the traffic of one product (0: unknown).
-template <class T> struct OperatorRef {
-    std::int64_t rows = 0, cols = 0;
-    double bytes = 0;
-    std::vector<OperatorForm<T>> forms; // never empty
-    bool fixed = false;                 // the user fixed the form: tried only when asked
-    mutable std::size_t current = 0;    // the form that apply and apply_dot run
-    const GlobalSum* global = nullptr;  // where the rows are spread over processes: their sums
-
-    void apply(const Array<T>& x, Array<T>& y) const { forms[current].apply(x, y); }
-    // Whether the current form may fuse a dot product into its product (it may still decline).
-    bool fuses() const { return bool(forms[current].apply_dot); }
-    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const {
-        return fuses() && forms[current].apply_dot(x, y, partial);
-    }
-};
-
-template <class T, class Op> OperatorRef<T> operator_ref(const Op& a) {
-    OperatorRef<T> r;
-    r.rows = a.rows();
-    r.cols = a.cols();
-    if constexpr (MultiFormOperator<Op, T>) {
-        OperatorForms<T> f = a.forms();
-        r.forms = std::move(f.forms);
-        r.fixed = f.fixed;
-    }
-    if (r.forms.empty()) {
-        OperatorForm<T> f;
-        f.apply = [&a](const Array<T>& x, Array<T>& y) { a.apply(x, y); };
-        if constexpr (FusedDotOperator<Op, T>)
-            f.apply_dot = [&a](const Array<T>& x, Array<T>& y, Array<T>& partial) {
-                return bool(a.apply_dot(x, y, partial));
-            };
-        r.forms.push_back(std::move(f));
-    }
-    if constexpr (TrafficOperator<Op>) r.bytes = a.bytes_per_product();
-    if constexpr (DistributedOperator<Op>) r.global = a.global_sum();
-    return r;
-}
-
 template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
 template <class T>
 SolverReport bicgstab(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
@@ -294,8 +158,6 @@ requires LinearOperator<Op, T> SolverReport bicgstab(const Op& a, const Array<T>
 }
 
 #define XGPU_SOLVER_EXTERN(T)                                                                                          \
-    extern template class Jacobi<T>;                                                                                   \
-    extern template class Chebyshev<T>;                                                                                \
     extern template SolverReport detail::cg(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,                 \
                                             const SolverOptions<T>&);                                                  \
     extern template SolverReport detail::bicgstab(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,           \

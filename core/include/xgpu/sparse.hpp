@@ -107,6 +107,12 @@ template <Value T, Index I> std::vector<T> diagonal(const HostCsr<T, I>& a);
 // values agree within rtol of the larger magnitude). A non-square matrix is described as such.
 template <Value T, Index I> std::string asymmetry(const HostCsr<T, I>& a, double rtol = 1e-12);
 
+// The negative Laplacian with zero Dirichlet boundaries on an nx x ny x nz grid (nz = 1: 2-D, 5
+// points; else 7 points), natural order (x fastest), canonical: the matrix of the Poisson problem
+// that Laplacian2D/3D (xgpu/operator.hpp) apply without storing it. The sizes are checked against
+// I before anything is allocated.
+template <Value T, Index I = std::int32_t> HostCsr<T, I> poisson(std::int64_t nx, std::int64_t ny, std::int64_t nz = 1);
+
 // ---- Matrix Market ----------------------------------------------------------------------------
 //
 // Coordinate (real, integer, pattern, complex; general, symmetric, skew-symmetric, hermitian) and
@@ -206,6 +212,11 @@ public:
     Csr(const Context& ctx, const HostCsr<T, I>& host);
     Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, std::span<const I> row_ptr,
         std::span<const I> col_idx, std::span<const T> values);
+    // From arrays already on the device (contiguous, on ctx), taken without a copy: the row
+    // statistics, the diagonal and the checks (row pointers from 0 to nnz, never falling; columns
+    // in range) run on the device, and only their results come back. Throws InvalidArgument or
+    // ShapeError naming the problem.
+    Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, Array<I> row_ptr, Array<I> col_idx, Array<T> values);
 
     const Context& context() const { return ctx_; }
     std::int64_t rows() const { return rows_; }
@@ -218,6 +229,9 @@ public:
     const Array<I>& col_idx() const { return col_idx_; }
     const Array<T>& values() const { return values_; }
     const Array<T>& diagonal() const { return diagonal_; }
+    // Whether the columns rise strictly within every row (sorted, no duplicates), as checked when
+    // the matrix was made: what multiply() needs of its right operand.
+    bool canonical() const { return canonical_; }
 
     HostCsr<T, I> to_host() const;
 
@@ -259,8 +273,24 @@ private:
     RowStats stats_;
     Array<I> row_ptr_, col_idx_;
     Array<T> values_, diagonal_;
+    bool canonical_ = true;
     std::shared_ptr<detail::LayoutCache> layouts_;
 };
+
+// ---- Sparse products on the device ----------------------------------------------------------------
+//
+// C = A * B (SpGEMM) for matrices on one context, B canonical: a symbolic pass counts each row's
+// entries (a work-item per row, or a work-group per row of A with more than 32 entries), a scan
+// makes C's row pointers (an entry count that does not fit I is refused before C is allocated),
+// and a numeric pass merges the rows of B that each row of A names. C is canonical, made on the
+// device (no host round trip), and the same on every run: each entry is summed in A's entry
+// order, without atomics.
+template <Value T, Index I> Csr<T, I> multiply(const Csr<T, I>& a, const Csr<T, I>& b);
+// The product's values anew, for A and B with the sparsity patterns that `c` = multiply(A', B')
+// was made from (new values, same patterns): C's pattern is shared, only the numeric pass runs.
+template <Value T, Index I> Csr<T, I> multiply_values(const Csr<T, I>& a, const Csr<T, I>& b, const Csr<T, I>& c);
+// The transpose (not conjugated), canonical, made on the device.
+template <Value T, Index I> Csr<T, I> transpose(const Csr<T, I>& a);
 
 // ---- Sparse matrix-vector products ---------------------------------------------------------------
 
@@ -311,11 +341,15 @@ void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, const Array<T>& al
     extern template HostCsr<T, I> transpose(const HostCsr<T, I>&);                                                     \
     extern template std::vector<T> diagonal(const HostCsr<T, I>&);                                                     \
     extern template std::string asymmetry(const HostCsr<T, I>&, double);                                               \
+    extern template HostCsr<T, I> poisson(std::int64_t, std::int64_t, std::int64_t);                                   \
     extern template HostCsr<T, I> read_matrix_market(std::istream&, const std::string&, const ReadOptions&);           \
     extern template HostCsr<T, I> read_matrix_market(const std::string&, const ReadOptions&);                          \
     extern template void write_matrix_market(std::ostream&, const HostCsr<T, I>&, const WriteOptions&);                \
     extern template void write_matrix_market(const std::string&, const HostCsr<T, I>&, const WriteOptions&);           \
     extern template class Csr<T, I>;                                                                                   \
+    extern template Csr<T, I> multiply(const Csr<T, I>&, const Csr<T, I>&);                                            \
+    extern template Csr<T, I> multiply_values(const Csr<T, I>&, const Csr<T, I>&, const Csr<T, I>&);                   \
+    extern template Csr<T, I> transpose(const Csr<T, I>&);                                                             \
     extern template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                      \
     extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                             \
     extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, const Array<T>&, const Array<T>&, Format);

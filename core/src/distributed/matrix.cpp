@@ -532,6 +532,21 @@ template <Real T> std::size_t Matrix<T>::diagonal_nnz() const {
 template <Real T> std::size_t Matrix<T>::offdiagonal_nnz() const {
     return impl_ ? impl_->offdiagonal.nnz : 0;
 }
+template <Real T> Array<T> Matrix<T>::diagonal() const {
+    const Block<T>& d = impl_->diagonal;
+    if (d.is_wide) return d.wide.diagonal();
+    if (d.rows == 0) return empty<T>(impl_->ctx, {0});
+    return d.narrow.diagonal();
+}
+
+template <Real T> const sparse::Csr<T, std::int32_t>& Matrix<T>::local_block() const {
+    if (impl_->diagonal.is_wide)
+        throw InvalidArgument(fmt::format("xgpu: distributed: rank {}'s diagonal block ({} rows, {} entries) needs "
+                                          "64-bit indices: local_block() gives 32-bit ones",
+                                          impl_->comm.rank(), impl_->diagonal.rows, impl_->diagonal.nnz));
+    return impl_->diagonal.narrow;
+}
+
 template <Real T> std::int64_t Matrix<T>::ghosts() const {
     return impl_ ? impl_->ghosts() : 0;
 }

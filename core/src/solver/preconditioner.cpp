@@ -1,12 +1,12 @@
 // The preconditioners as operators: Jacobi (the inverse diagonal; the solvers fuse it into their
 // kernels) and Chebyshev (a fixed polynomial in A from array expressions and A's products).
 #include <cmath>
-#include <random>
+#include <cstdint>
 
 #include <fmt/format.h>
 
+#include "xgpu/preconditioner.hpp"
 #include "xgpu/reduction.hpp"
-#include "xgpu/solver.hpp"
 
 namespace xgpu {
 
@@ -32,36 +32,47 @@ template <class T> void Jacobi<T>::apply(T alpha, const Array<T>& x, T beta, Arr
 }
 
 template <class T>
-Chebyshev<T>::Chebyshev(const Context& ctx, std::int64_t n, std::function<void(const Array<T>&, Array<T>&)> a,
-                        const ChebyshevOptions& o)
-    : ctx_(ctx), n_(n), a_(std::move(a)), o_(o) {
+Chebyshev<T>::Chebyshev(const Context& ctx, detail::OperatorRef<T> a, const ChebyshevOptions& o)
+    : ctx_(ctx), n_(a.rows), a_(std::move(a)), o_(o) {
+    if (a_.rows != a_.cols)
+        throw ShapeError(fmt::format("xgpu: Chebyshev: the operator is {}x{}: it must be square", a_.rows, a_.cols));
     if (o.degree < 1 || o.power_steps < 1 || !(o.safety >= 1) || !(o.lower_ratio > 1))
         throw InvalidArgument(fmt::format("xgpu: Chebyshev: degree and power_steps must be >= 1, safety >= 1 and "
                                           "lower_ratio > 1 (got {}, {}, {}, {})",
                                           o.degree, o.power_steps, o.safety, o.lower_ratio));
-    if (n < 1) throw InvalidArgument("xgpu: Chebyshev: the operator has no rows");
-    // The largest eigenvalue by power iteration on the device (the norms stay there until the end).
-    std::mt19937_64 gen(12345);
-    std::uniform_real_distribution<double> dist(0.5, 1.5);
-    std::vector<T> start(std::size_t(n), T(0));
-    for (auto& v : start)
-        v = T(dist(gen));
-    Array<T> v = to_device(ctx, start), w = empty<T>(ctx, {std::size_t(n)});
-    v = v / norm(v);
-    for (int k = 0; k < o.power_steps; ++k) {
-        a_(v, w);
-        v = w / norm(w);
+    // A process of a distributed operator may hold no rows; the operator as a whole must have some.
+    double total = double(n_);
+    if (a_.global) a_.global->sum(&total, 1);
+    if (total < 1) throw InvalidArgument("xgpu: Chebyshev: the operator has no rows");
+    // The largest eigenvalue by power iteration; the norms are the operator's (global where it is
+    // distributed).
+    // The start vector is a hash of each row's global index, so that it is the same vector
+    // however the rows are spread over processes.
+    std::vector<T> start(std::size_t(n_), T(0));
+    for (std::size_t i = 0; i < start.size(); ++i) {
+        std::uint64_t z = std::uint64_t(a_.first_row) + i + 0x9e3779b97f4a7c15ull; // splitmix64
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        start[i] = T(0.5 + double(z >> 11) * 0x1.0p-53);
     }
-    a_(v, w);
-    const double estimate = double(norm(w).get());
+    Array<T> v = to_device(ctx, start), w = empty<T>(ctx, {std::size_t(n_)});
+    v = v * T(1 / a_.norm(v));
+    double estimate = 0;
+    for (int k = 0; k <= o.power_steps; ++k) {
+        a_.apply(v, w);
+        estimate = a_.norm(w);
+        if (!(estimate > 0) || !std::isfinite(estimate)) break;
+        if (k < o.power_steps) v = w * T(1 / estimate);
+    }
     if (!(estimate > 0) || !std::isfinite(estimate))
         throw InvalidArgument(
             fmt::format("xgpu: Chebyshev: the operator's largest eigenvalue estimate is {}", estimate));
     lmax_ = estimate * o.safety;
     lmin_ = lmax_ / o.lower_ratio;
-    r_ = empty<T>(ctx, {std::size_t(n)});
-    d_ = empty<T>(ctx, {std::size_t(n)});
-    t_ = empty<T>(ctx, {std::size_t(n)});
+    r_ = empty<T>(ctx, {std::size_t(n_)});
+    d_ = empty<T>(ctx, {std::size_t(n_)});
+    t_ = empty<T>(ctx, {std::size_t(n_)});
 }
 
 // Chebyshev iteration for A y = x from y = 0 (Saad, Iterative Methods, algorithm 12.1).
@@ -76,7 +87,7 @@ template <class T> void Chebyshev<T>::apply(const Array<T>& x, Array<T>& y) cons
     if (o_.degree == 1) return;
     r_.assign(x);
     for (int k = 1; k < o_.degree; ++k) {
-        a_(d_, t_);
+        a_.apply(d_, t_);
         r_ -= t_;
         const double next = 1 / (2 * sigma - rho);
         d_ = T(next * rho) * d_ + T(2 * next / delta) * r_;

@@ -88,6 +88,19 @@ Csr<T, I>::Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, std::sp
     RowStats stats;
     std::vector<T> diagonal;
     detail::check_csr<T, I>(rows, cols, row_ptr, col_idx, values.size(), values.data(), &stats, &diagonal);
+    // Whether the columns rise strictly in every row (what multiply() asks of its right operand).
+    std::atomic<bool> rising{true};
+    detail::for_blocks((std::size_t(rows) + detail::csr_block_rows - 1) / detail::csr_block_rows, [&](std::size_t b) {
+        const std::size_t r0 = b * detail::csr_block_rows,
+                          r1 = std::min(std::size_t(rows), r0 + detail::csr_block_rows);
+        for (std::size_t r = r0; r < r1 && rising.load(std::memory_order_relaxed); ++r)
+            for (auto k = std::size_t(row_ptr[r]) + 1; k < std::size_t(row_ptr[r + 1]); ++k)
+                if (col_idx[k - 1] >= col_idx[k]) {
+                    rising = false;
+                    break;
+                }
+    });
+    canonical_ = rising;
     ctx_ = ctx;
     rows_ = rows;
     cols_ = cols;

@@ -1,0 +1,114 @@
+// Algebraic multigrid: smoothed aggregation (Vanek, Mandel and Brezina 1996), set up and applied on
+// the device, as a preconditioner for the Krylov solvers (xgpu/solver.hpp).
+//
+//   xgpu::sparse::Csr<double> A(ctx, xgpu::sparse::poisson<double>(1024, 1024));
+//   xgpu::amg::SmoothedAggregation<double> ml(A);        // the hierarchy, built on the device
+//   std::cout << ml.report();                             // levels, sizes, complexities, setup time
+//   xgpu::SolverOptions<double> o;
+//   o.preconditioner = ml;                                // a V-cycle per application
+//   auto r = xgpu::cg(A, b, x, o);
+//
+// Setup, level by level: strength of connection (symmetric, theta), aggregation by a distance-2
+// maximal independent set of the strength graph, the tentative prolongator from the constant
+// vector, one damped Jacobi step on it (omega = 4/3 / rho(D^-1 A), rho by power iteration), and
+// the Galerkin product R A P with R = P^T (sparse::multiply and sparse::transpose); until the
+// level has at most max_coarse rows, whose inverse the host computes once (dense LU) and the
+// device applies. The host reads only sizes and counts. The cycle is a V-cycle with the same
+// smoother before and after the coarse correction, so it is symmetric (CG may take it) where A is.
+//
+// Deterministic: aggregation keys are a hash of the row index, integer atomics only count, and
+// every sum runs in a fixed order, so the same matrix gives the same hierarchy and the same
+// iterates on every run. refresh(A) takes new values on the same pattern and recomputes only the
+// numbers. `single_precision` stores and cycles the hierarchy in float for a double solve.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xgpu/array.hpp"
+#include "xgpu/sparse.hpp"
+
+namespace xgpu::amg {
+
+enum class Smoother {
+    jacobi,    // damped Jacobi, omega / rho(D^-1 A) scaled (omega 4/3 by default)
+    l1_jacobi, // L1-Jacobi: D + the off-diagonal row sums of |a_ij|, undamped (no eigenvalue needed)
+};
+const char* name(Smoother s);
+
+struct Options {
+    double theta = 0.08;           // strength of connection: a_ij^2 >= theta^2 |a_ii a_jj|
+    std::int64_t max_coarse = 400; // the coarsest level's most rows (solved directly)
+    int max_levels = 12;
+    Smoother smoother = Smoother::jacobi;
+    int presmooth = 1, postsmooth = 1;    // sweeps before and after the coarse correction (equal: symmetric)
+    double omega = 4.0 / 3.0;             // the Jacobi smoother's damping, over rho(D^-1 A)
+    double prolongator_omega = 4.0 / 3.0; // the prolongator's smoothing, over rho(D^-1 A)
+    int power_steps = 10;                 // power iterations for rho(D^-1 A), each level
+    bool single_precision = false;        // a double solve with the hierarchy in float
+};
+
+// What a setup made and what it cost.
+struct Report {
+    struct Level {
+        std::int64_t rows = 0;
+        std::size_t nnz = 0;
+        double rho = 0; // the estimate of rho(D^-1 A)
+    };
+    std::vector<Level> levels;
+    double operator_complexity = 0; // all levels' entries over the finest's
+    double grid_complexity = 0;     // all levels' rows over the finest's
+    std::size_t bytes = 0; // device memory of the hierarchy (A, P, R, smoother and work vectors; not the finest A)
+    // Setup seconds by phase, and in all.
+    double strength_aggregation = 0, prolongator = 0, galerkin = 0, coarse_solve = 0, total = 0;
+    std::string precision; // "float64", "float32", or "float32 (for float64)"
+};
+std::ostream& operator<<(std::ostream& os, const Report& r);
+
+namespace detail {
+template <class S> struct Hierarchy;
+}
+
+template <class T> class SmoothedAggregation {
+public:
+    // Builds the hierarchy of A (square, real, with a positive diagonal and finite values; each
+    // checked before any work, InvalidArgument or ShapeError naming the problem).
+    explicit SmoothedAggregation(const sparse::Csr<T>& a, const Options& o = {});
+
+    // New values for A on the same sparsity pattern: the aggregates, the pattern of P and R and of
+    // every coarse operator are kept; the values, rho, the smoothers and the coarse inverse are
+    // recomputed.
+    void refresh(const sparse::Csr<T>& a);
+
+    std::int64_t rows() const { return rows_; }
+    std::int64_t cols() const { return rows_; }
+    // y = M x: one V-cycle for A y = x from y = 0.
+    void apply(const Array<T>& x, Array<T>& y) const;
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+
+    const Report& report() const { return report_; }
+    std::size_t levels() const { return report_.levels.size(); }
+    // Level l's operator A_l, prolongator P_l (to level l from level l + 1) and restriction
+    // R_l = P_l^T, in T (a single_precision hierarchy's converted back); the last level has no P
+    // and R (InvalidArgument).
+    sparse::Csr<T> operator_at(std::size_t l) const;
+    sparse::Csr<T> prolongator_at(std::size_t l) const;
+    sparse::Csr<T> restriction_at(std::size_t l) const;
+    // Level l's aggregate of each of its rows (the column of its entry in the tentative P).
+    Array<std::int64_t> aggregates_at(std::size_t l) const;
+
+private:
+    std::int64_t rows_ = 0;
+    Options o_;
+    Report report_;
+    std::shared_ptr<detail::Hierarchy<T>> same_;
+    std::shared_ptr<detail::Hierarchy<float>> single_; // single_precision with T = double
+};
+
+extern template class SmoothedAggregation<float>;
+extern template class SmoothedAggregation<double>;
+
+} // namespace xgpu::amg

@@ -1,0 +1,133 @@
+// Preconditioners: operators M that approximate A's inverse, for SolverOptions::preconditioner
+// (xgpu/solver.hpp). Each is built on an operator through the solvers' own reference to it
+// (detail::OperatorRef, xgpu/operator.hpp), so the quantities it computes (norms, eigenvalue
+// estimates) are global wherever the operator's rows are spread over processes; none of them
+// knows a sparse format or MPI.
+//
+//   xgpu::Jacobi<double> j(A);                        // diag(A)^-1, fused into the solvers' kernels
+//   xgpu::Chebyshev<double> c(ctx, A, {.degree = 4}); // a polynomial in A
+//   o.preconditioner = c;                             // or xgpu::amg::SmoothedAggregation (xgpu/amg.hpp)
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "xgpu/operator.hpp"
+
+namespace xgpu {
+
+namespace detail {
+// operator_ref of a copy of `a` that the reference holds (operator_ref itself refers to the
+// caller's operator, which must outlive it).
+template <class T, class Op> OperatorRef<T> held_operator_ref(Op a) {
+    auto held = std::make_shared<Op>(std::move(a));
+    OperatorRef<T> r = operator_ref<T>(*held);
+    for (auto& f : r.forms) {
+        f.apply = [held, g = std::move(f.apply)](const Array<T>& x, Array<T>& y) { g(x, y); };
+        if (f.apply_dot)
+            f.apply_dot = [held, g = std::move(f.apply_dot)](const Array<T>& x, Array<T>& y, Array<T>& p) {
+                return g(x, y, p);
+            };
+    }
+    return r;
+}
+} // namespace detail
+
+// A preconditioner M (approximating A's inverse): none, Jacobi (recognised and fused into the
+// solvers' kernels), or any operator with rows(), cols() and apply(x, y) (y = M x) such as
+// Chebyshev below or a user type.
+template <class T> class Preconditioner {
+public:
+    Preconditioner() = default;
+    template <class Op>
+    requires(!std::same_as<std::remove_cvref_t<Op>, Preconditioner>) &&
+        requires(const Op& m, const Array<T>& x, Array<T>& y) {
+        m.apply(x, y);
+        { m.rows() } -> std::convertible_to<std::int64_t>;
+    }
+    Preconditioner(Op op) : rows_(op.rows()), cols_(op.cols()) {
+        if constexpr (requires { op.inverse_diagonal(); }) inverse_diagonal_ = op.inverse_diagonal();
+        auto held = std::make_shared<Op>(std::move(op));
+        apply_ = [held](const Array<T>& x, Array<T>& y) { held->apply(x, y); };
+    }
+
+    bool none() const { return !apply_; }
+    // The inverse diagonal when this is Jacobi (the solvers fuse it), else empty.
+    const Array<T>& inverse_diagonal() const { return inverse_diagonal_; }
+    std::int64_t rows() const { return rows_; }
+    std::int64_t cols() const { return cols_; }
+    void apply(const Array<T>& x, Array<T>& y) const { apply_(x, y); }
+
+private:
+    std::int64_t rows_ = 0, cols_ = 0;
+    Array<T> inverse_diagonal_;
+    std::function<void(const Array<T>&, Array<T>&)> apply_;
+};
+
+// The Jacobi preconditioner: M = diag(A)^-1. From a diagonal array, or from anything with
+// diagonal() (the sparse matrices). A zero on the diagonal throws InvalidArgument.
+template <class T> class Jacobi {
+public:
+    explicit Jacobi(const Array<T>& diagonal);
+    template <class M>
+    requires requires(const M& a) {
+        { a.diagonal() } -> std::convertible_to<Array<T>>;
+    }
+    explicit Jacobi(const M& a) : Jacobi(Array<T>(a.diagonal())) {}
+
+    std::int64_t rows() const { return std::int64_t(inverse_.size()); }
+    std::int64_t cols() const { return rows(); }
+    void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    const Array<T>& inverse_diagonal() const { return inverse_; }
+
+private:
+    Array<T> inverse_;
+};
+
+struct ChebyshevOptions {
+    int degree = 4;          // operator products per application: degree - 1
+    int power_steps = 12;    // power iterations for the largest eigenvalue (on the device)
+    double safety = 1.1;     // the estimate is scaled by this (power iteration underestimates)
+    double lower_ratio = 30; // the smallest eigenvalue aimed at: largest / lower_ratio
+};
+
+// A polynomial preconditioner: `degree` steps of Chebyshev iteration for A y = x from y = 0 on
+// [lmax / lower_ratio, lmax], lmax from a few power iterations on the device. Symmetric positive
+// definite where A is (so CG may take it).
+template <class T> class Chebyshev {
+public:
+    // From any operator (copied and held): a sparse matrix, a stencil, a distributed matrix (its
+    // power iteration's norms are then global), a multigrid level.
+    template <LinearOperator<T> Op>
+    Chebyshev(const Context& ctx, Op a, const ChebyshevOptions& o = {})
+        : Chebyshev(ctx, detail::held_operator_ref<T>(std::move(a)), o) {}
+    Chebyshev(const Context& ctx, detail::OperatorRef<T> a, const ChebyshevOptions& o);
+
+    std::int64_t rows() const { return n_; }
+    std::int64_t cols() const { return n_; }
+    void apply(const Array<T>& x, Array<T>& y) const;
+    void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    double lmax() const { return lmax_; }
+    double lmin() const { return lmin_; }
+
+private:
+    Context ctx_;
+    std::int64_t n_;
+    detail::OperatorRef<T> a_;
+    ChebyshevOptions o_;
+    double lmax_ = 0, lmin_ = 0;
+    mutable Array<T> r_, d_, t_; // work space of apply
+};
+
+extern template class Jacobi<float>;
+extern template class Jacobi<double>;
+extern template class Chebyshev<float>;
+extern template class Chebyshev<double>;
+
+} // namespace xgpu

@@ -1,0 +1,510 @@
+// Smoothed aggregation multigrid (xgpu/amg.hpp): the setup's phases as kernels of
+// kernels/amg.kernel and the sparse layer's products, the V-cycle as Jacobi sweeps and SpMVs, the
+// coarsest level's inverse from a dense LU on the host.
+#include "xgpu/amg.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <ostream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
+#include "../codegen/skeleton.hpp"
+#include "../sparse/spmv.hpp"
+#include "xgpu/reduction.hpp"
+#include "xgpu/scan.hpp"
+
+namespace xgpu::amg {
+
+const char* name(Smoother s) {
+    return s == Smoother::jacobi ? "jacobi" : "l1_jacobi";
+}
+
+namespace detail {
+
+template <class S> struct Level {
+    sparse::Csr<S> a, p, r;        // the operator; the prolongator from the next level and its transpose
+    Array<std::int64_t> aggregate; // each row's aggregate (a column of P)
+    Array<S> tentative;            // each row's entry of the tentative prolongator
+    Array<S> w;                    // the smoother: y = x + w (b - A x)
+    double rho = 0;
+    mutable Array<S> x, t, res, b; // work: the level's iterate, its other half, residual, right-hand side
+};
+
+template <class S> struct Hierarchy {
+    Context ctx;
+    Options o;
+    std::vector<Level<S>> levels;
+    Array<S> inverse; // the coarsest level's, n x n by columns
+
+    void setup(const sparse::Csr<S>& a, Report& report, bool reuse);
+    void cycle(std::size_t l, const Array<S>& b, Array<S>& out) const;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+unsigned amg_group(const Context& ctx) {
+    return sparse::detail::group_size(ctx);
+}
+
+template <class S> Kernel amg_kernel(const Context& ctx, const char* name) {
+    const unsigned wg = amg_group(ctx);
+    return xgpu::detail::generated_kernel(
+        ctx, fmt::format("{}|g{}|{}", sparse::detail::spmv_key<S, std::int32_t>("amg"), wg, name),
+        [&] {
+            return codegen::fill("amg.kernel", {{"spmv_h", sparse::detail::spmv_support<S, std::int32_t>()},
+                                                {"group_size", std::to_string(wg)}});
+        },
+        name);
+}
+
+Grid rows_grid(const Context& ctx, std::uint64_t rows) {
+    const unsigned wg = amg_group(ctx);
+    return codegen::groups_grid((rows + wg - 1) / wg, wg);
+}
+
+template <class E> E read_one(const Array<E>& a, std::size_t i) {
+    E v{};
+    a.context().current_queue().read(a.buffer(), &v, sizeof v, (std::size_t(a.offset()) + i) * sizeof(E));
+    return v;
+}
+
+// Exclusive scan of flag[0 .. n) (flag has n + 1 elements, the last 0): the numbers, and the count.
+Array<std::int64_t> numbering(const Array<std::int64_t>& flag, std::int64_t& count) {
+    Array<std::int64_t> at = empty<std::int64_t>(flag.context(), {flag.size()});
+    ScanKernel<std::int64_t>(flag.context(), "a + b", "0").exclusive(flag, at);
+    count = read_one(at, flag.size() - 1);
+    return at;
+}
+
+// The aggregates of a's rows (MIS-2 of the strength graph, kernels/amg.kernel) and their count.
+template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double theta, std::int64_t& count) {
+    const Context& ctx = a.context();
+    const Queue q = ctx.current_queue();
+    const auto n = std::uint64_t(a.rows());
+    const Grid g = rows_grid(ctx, n), g1 = rows_grid(ctx, n + 1);
+    Array<std::uint8_t> strong = empty<std::uint8_t>(ctx, {std::max<std::size_t>(a.nnz(), 1)});
+    amg_kernel<S>(ctx, "xgpu_amg_strength")
+        .launch(q, g, a.row_ptr(), a.col_idx(), a.values(), a.diagonal(), strong, n, S(theta * theta));
+    Array<std::uint64_t> key = empty<std::uint64_t>(ctx, {n}), m1 = empty<std::uint64_t>(ctx, {n}),
+                         m2 = empty<std::uint64_t>(ctx, {n});
+    amg_kernel<S>(ctx, "xgpu_amg_mis_init").launch(q, g, key, n);
+    const Kernel max = amg_kernel<S>(ctx, "xgpu_amg_max"), update = amg_kernel<S>(ctx, "xgpu_amg_mis_update");
+    Array<std::uint32_t> left = zeros<std::uint32_t>(ctx, {1});
+    // Each round decides at least the undecided node of the largest key; in practice a handful
+    // of rounds decide all. Checked every other round.
+    for (int round = 0;; ++round) {
+        left.fill(0);
+        max.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, m1, n);
+        max.launch(q, g, a.row_ptr(), a.col_idx(), strong, m1, m2, n);
+        update.launch(q, g, key, m2, left, n);
+        if (round % 2 == 1 && read_one(left, 0) == 0) break;
+        if (round > 200) throw Error("xgpu: amg: the independent set did not settle in 200 rounds");
+    }
+    Array<std::int64_t> flag = empty<std::int64_t>(ctx, {n + 1});
+    amg_kernel<S>(ctx, "xgpu_amg_roots").launch(q, g1, key, flag, n);
+    std::int64_t roots = 0;
+    const Array<std::int64_t> number = numbering(flag, roots);
+    Array<std::int64_t> first = empty<std::int64_t>(ctx, {n}), agg = empty<std::int64_t>(ctx, {n});
+    const Kernel join = amg_kernel<S>(ctx, "xgpu_amg_join");
+    join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, number, first, left, n, std::uint32_t(1));
+    left.fill(0);
+    join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, first, agg, left, n, std::uint32_t(0));
+    count = roots;
+    if (read_one(left, 0) > 0) { // nodes out of every root's reach: aggregates of their own
+        amg_kernel<S>(ctx, "xgpu_amg_left_flags").launch(q, g1, agg, flag, n);
+        std::int64_t extra = 0;
+        const Array<std::int64_t> at = numbering(flag, extra);
+        amg_kernel<S>(ctx, "xgpu_amg_left_place").launch(q, g, agg, at, n, roots);
+        count += extra;
+    }
+    return agg;
+}
+
+// rho(D^-1 A) by power iteration on the device (the norms stay there until the last).
+template <class S> double spectral_radius(const sparse::Csr<S>& a, const Array<S>& inverse_diagonal, int steps) {
+    const Context& ctx = a.context();
+    const std::size_t n = std::size_t(a.rows());
+    // A start with every frequency in it, the same on every run.
+    Array<S> v = empty<S>(ctx, {n}), w = empty<S>(ctx, {n});
+    v = S(1) + S(0.5) * sin(arange<S>(ctx, double(n)) * S(12.9898));
+    v = v / norm(v);
+    for (int k = 0; k < steps; ++k) {
+        sparse::spmv(a, v, w);
+        w = w * inverse_diagonal;
+        v = w / norm(w);
+    }
+    sparse::spmv(a, v, w);
+    w = w * inverse_diagonal;
+    return double(norm(w).get());
+}
+
+// The inverse of a small matrix on the host (LU with partial pivoting), by columns.
+template <class S> std::vector<S> dense_inverse(const sparse::Csr<S>& a) {
+    const auto h = a.to_host();
+    const std::size_t n = std::size_t(h.rows);
+    std::vector<double> m(n * n, 0.0), inv(n * n, 0.0); // row-major
+    for (std::size_t i = 0; i < n; ++i)
+        for (auto k = std::size_t(h.row_ptr[i]); k < std::size_t(h.row_ptr[i + 1]); ++k)
+            m[i * n + std::size_t(h.col_idx[k])] += double(h.values[k]);
+    std::vector<std::size_t> perm(n);
+    for (std::size_t i = 0; i < n; ++i)
+        perm[i] = i;
+    for (std::size_t c = 0; c < n; ++c) {
+        std::size_t pivot = c;
+        for (std::size_t r = c + 1; r < n; ++r)
+            if (std::abs(m[r * n + c]) > std::abs(m[pivot * n + c])) pivot = r;
+        if (m[pivot * n + c] == 0)
+            throw InvalidArgument(fmt::format("xgpu: amg: the coarsest level ({} rows) is singular", n));
+        if (pivot != c) {
+            for (std::size_t j = 0; j < n; ++j)
+                std::swap(m[c * n + j], m[pivot * n + j]);
+            std::swap(perm[c], perm[pivot]);
+        }
+        const double d = m[c * n + c];
+        for (std::size_t r = c + 1; r < n; ++r) {
+            const double f = m[r * n + c] / d;
+            if (f == 0) continue;
+            m[r * n + c] = f;
+            for (std::size_t j = c + 1; j < n; ++j)
+                m[r * n + j] -= f * m[c * n + j];
+        }
+    }
+    // Column j of the inverse: solve L U x = e_perm.
+    std::vector<double> x(n);
+    std::vector<S> out(n * n);
+    for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t i = 0; i < n; ++i) {
+            double s = perm[i] == j ? 1.0 : 0.0;
+            for (std::size_t k = 0; k < i; ++k)
+                s -= m[i * n + k] * x[k];
+            x[i] = s;
+        }
+        for (std::size_t i = n; i-- > 0;) {
+            double s = x[i];
+            for (std::size_t k = i + 1; k < n; ++k)
+                s -= m[i * n + k] * x[k];
+            x[i] = s / m[i * n + i];
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            out[j * n + i] = S(x[i]);
+    }
+    return out;
+}
+
+template <class S> std::size_t csr_bytes(const sparse::Csr<S>& a) {
+    return a.nnz() * (sizeof(S) + sizeof(std::int32_t)) + std::size_t(a.rows() + 1) * sizeof(std::int32_t) +
+           a.diagonal().size() * sizeof(S);
+}
+
+} // namespace
+
+template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse) {
+    const auto t_start = Clock::now();
+    const Queue q = ctx.current_queue();
+    if (!reuse) levels.clear();
+    report.levels.clear();
+    report.strength_aggregation = report.prolongator = report.galerkin = report.coarse_solve = 0;
+    sparse::Csr<S> a = a0;
+    for (std::size_t l = 0;; ++l) {
+        const bool coarsest = reuse ? l + 1 == levels.size() : a.rows() <= o.max_coarse || int(l) + 1 >= o.max_levels;
+        if (!reuse) levels.emplace_back();
+        Level<S>& L = levels[l];
+        L.a = a;
+        const auto n = std::size_t(a.rows());
+        L.x = empty<S>(ctx, {n});
+        L.t = empty<S>(ctx, {n});
+        L.res = empty<S>(ctx, {n});
+        L.b = empty<S>(ctx, {n});
+        if (coarsest) {
+            L.rho = 0;
+            break;
+        }
+        auto t0 = Clock::now();
+        std::int64_t nc = 0;
+        if (!reuse) {
+            L.aggregate = aggregate(a, o.theta, nc);
+            if (nc >= std::int64_t(n) || nc == 0) { // no coarsening: this level is the coarsest
+                L.aggregate = Array<std::int64_t>();
+                break;
+            }
+        } else {
+            nc = L.p.cols();
+        }
+        q.finish();
+        report.strength_aggregation += since(t0);
+        t0 = Clock::now();
+        // The tentative prolongator (the constant on each aggregate, normalised) and its smoothing.
+        const Array<S> inverse_diagonal = S(1) / a.diagonal();
+        L.rho = spectral_radius(a, inverse_diagonal, o.power_steps);
+        if (!reuse) {
+            Array<std::int32_t> t_ptr = empty<std::int32_t>(ctx, {n + 1}), t_col = empty<std::int32_t>(ctx, {n});
+            Array<std::uint32_t> size = zeros<std::uint32_t>(ctx, {std::size_t(nc)});
+            amg_kernel<S>(ctx, "xgpu_amg_tentative")
+                .launch(q, rows_grid(ctx, n + 1), L.aggregate, t_ptr, t_col, size, std::uint64_t(n));
+            L.tentative = empty<S>(ctx, {n});
+            amg_kernel<S>(ctx, "xgpu_amg_tentative_values")
+                .launch(q, rows_grid(ctx, n), L.aggregate, size, L.tentative, std::uint64_t(n));
+            const sparse::Csr<S> t(ctx, a.rows(), nc, t_ptr, t_col, L.tentative);
+            const sparse::Csr<S> at = sparse::multiply(a, t);
+            amg_kernel<S>(ctx, "xgpu_amg_smooth")
+                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, L.tentative,
+                        a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho));
+            L.p = sparse::Csr<S>(ctx, a.rows(), nc, at.row_ptr(), at.col_idx(), at.values());
+        } else {
+            // A T on P's pattern (A T's, which smoothing kept), then smoothed again.
+            const sparse::Csr<S> t(ctx, a.rows(), nc, arange<std::int32_t>(ctx, double(n + 1)),
+                                   L.aggregate.template astype<std::int32_t>(), L.tentative);
+            const sparse::Csr<S> at = sparse::multiply_values(a, t, L.p);
+            amg_kernel<S>(ctx, "xgpu_amg_smooth")
+                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, L.tentative,
+                        a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho));
+            L.p = sparse::Csr<S>(ctx, a.rows(), nc, at.row_ptr(), at.col_idx(), at.values());
+        }
+        L.r = sparse::transpose(L.p);
+        q.finish();
+        report.prolongator += since(t0);
+        t0 = Clock::now();
+        const sparse::Csr<S> ap = sparse::multiply(a, L.p);
+        a = reuse ? sparse::multiply_values(L.r, ap, levels[l + 1].a) : sparse::multiply(L.r, ap);
+        q.finish();
+        report.galerkin += since(t0);
+    }
+    // The smoothers, and the coarsest level's inverse.
+    auto t0 = Clock::now();
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+        Level<S>& L = levels[l];
+        const auto n = std::size_t(L.a.rows());
+        if (o.smoother == Smoother::l1_jacobi) {
+            L.w = empty<S>(ctx, {n});
+            amg_kernel<S>(ctx, "xgpu_amg_l1")
+                .launch(q, rows_grid(ctx, n), L.a.row_ptr(), L.a.values(), L.w, std::uint64_t(n));
+            L.w = S(1) / L.w;
+        } else {
+            if (L.rho == 0) L.rho = spectral_radius(L.a, Array<S>(S(1) / L.a.diagonal()), o.power_steps);
+            L.w = S(o.omega / L.rho) / L.a.diagonal();
+        }
+    }
+    const Level<S>& last = levels.back();
+    const auto nc = std::size_t(last.a.rows());
+    if (nc <= 4000)
+        inverse = to_device(ctx, dense_inverse(last.a));
+    else
+        inverse = Array<S>();
+    q.finish();
+    report.coarse_solve = since(t0);
+    report.total = since(t_start);
+    std::size_t bytes = 0;
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+        const Level<S>& L = levels[l];
+        report.levels.push_back({L.a.rows(), L.a.nnz(), L.rho});
+        if (l > 0) bytes += csr_bytes(L.a);
+        if (L.p.rows() > 0) bytes += csr_bytes(L.p) + csr_bytes(L.r);
+        bytes += std::size_t(L.a.rows()) * (6 * sizeof(S) + sizeof(std::int64_t));
+    }
+    report.bytes = bytes + inverse.size() * sizeof(S);
+    double nnz = 0, rows = 0;
+    for (const auto& v : report.levels) {
+        nnz += double(v.nnz);
+        rows += double(v.rows);
+    }
+    report.operator_complexity = nnz / double(report.levels[0].nnz);
+    report.grid_complexity = rows / double(report.levels[0].rows);
+}
+
+template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Array<S>& out) const {
+    const Level<S>& L = levels[l];
+    const Queue q = ctx.current_queue();
+    const auto n = std::uint64_t(L.a.rows());
+    const Grid g = rows_grid(ctx, n);
+    const Kernel jacobi = amg_kernel<S>(ctx, "xgpu_amg_jacobi");
+    const auto sweep = [&](const Array<S>* x, Array<S>& y) {
+        jacobi.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, y, n,
+                      std::uint32_t(x ? 0 : 1));
+    };
+    if (l + 1 == levels.size()) {
+        if (inverse.size()) {
+            amg_kernel<S>(ctx, "xgpu_amg_dense").launch(q, g, inverse, b, out, n);
+        } else { // too large for a dense inverse: smoothing sweeps
+            sweep(nullptr, L.x);
+            for (int s = 0; s < 20; ++s) {
+                sweep(&L.x, L.t);
+                std::swap(L.x, L.t);
+            }
+            out.assign(L.x);
+        }
+        return;
+    }
+    if (o.presmooth > 0) {
+        sweep(nullptr, L.x);
+        for (int s = 1; s < o.presmooth; ++s) {
+            sweep(&L.x, L.t);
+            std::swap(L.x, L.t);
+        }
+        L.res.assign(b);
+        sparse::spmv(L.a, L.x, L.res, S(-1), S(1));
+        sparse::spmv(L.r, L.res, levels[l + 1].b);
+    } else {
+        L.x.fill(S(0));
+        sparse::spmv(L.r, b, levels[l + 1].b);
+    }
+    const Level<S>& next = levels[l + 1];
+    cycle(l + 1, next.b, next.res);
+    sparse::spmv(L.p, next.res, L.x, S(1), S(1));
+    for (int s = 0; s < o.postsmooth; ++s) {
+        if (s + 1 == o.postsmooth) {
+            sweep(&L.x, out);
+        } else {
+            sweep(&L.x, L.t);
+            std::swap(L.x, L.t);
+        }
+    }
+    if (o.postsmooth == 0) out.assign(L.x);
+}
+
+} // namespace detail
+
+namespace {
+
+template <class T> void check_matrix(const sparse::Csr<T>& a, const Options& o) {
+    if (a.rows() != a.cols())
+        throw ShapeError(fmt::format("xgpu: amg: the matrix is {} x {}: it must be square", a.rows(), a.cols()));
+    if (a.rows() == 0 || a.nnz() == 0) throw InvalidArgument("xgpu: amg: the matrix is empty");
+    if (!(o.theta >= 0) || o.max_coarse < 1 || o.max_levels < 1 || o.presmooth < 0 || o.postsmooth < 0 ||
+        !(o.omega > 0) || !(o.prolongator_omega > 0) || o.power_steps < 1)
+        throw InvalidArgument(fmt::format("xgpu: amg: bad options: theta {} must be >= 0, max_coarse {} and max_levels "
+                                          "{} >= 1, presmooth {} and postsmooth {} >= 0, omega {} and "
+                                          "prolongator_omega {} > 0, power_steps {} >= 1",
+                                          o.theta, o.max_coarse, o.max_levels, o.presmooth, o.postsmooth, o.omega,
+                                          o.prolongator_omega, o.power_steps));
+    // One pass each, before any work: finite values (a NaN or infinity makes the sum of v * 0 a
+    // NaN), a positive diagonal.
+    const double finite = double(sum(a.values() * T(0)).get());
+    if (finite != 0) throw InvalidArgument("xgpu: amg: the matrix has a NaN or infinite value");
+    const double least = double(min(a.diagonal()).get());
+    if (!(least > 0))
+        throw InvalidArgument(fmt::format("xgpu: amg: the smallest diagonal entry is {}: smoothed aggregation's Jacobi "
+                                          "steps need every diagonal entry positive",
+                                          least));
+}
+
+template <class T> sparse::Csr<float> to_single(const sparse::Csr<T>& a) {
+    return sparse::Csr<float>(a.context(), a.rows(), a.cols(), a.row_ptr(), a.col_idx(),
+                              a.values().template astype<float>());
+}
+template <class S, class T> sparse::Csr<T> to_type(const sparse::Csr<S>& a) {
+    if constexpr (std::is_same_v<S, T>)
+        return a;
+    else
+        return sparse::Csr<T>(a.context(), a.rows(), a.cols(), a.row_ptr(), a.col_idx(),
+                              a.values().template astype<T>());
+}
+
+} // namespace
+
+template <class T> SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Options& o) : o_(o) {
+    check_matrix(a, o);
+    rows_ = a.rows();
+    if (o.single_precision && !std::is_same_v<T, float>) {
+        single_ = std::make_shared<detail::Hierarchy<float>>();
+        single_->ctx = a.context();
+        single_->o = o;
+        single_->setup(to_single(a), report_, false);
+        report_.precision = "float32 (for float64)";
+    } else {
+        same_ = std::make_shared<detail::Hierarchy<T>>();
+        same_->ctx = a.context();
+        same_->o = o;
+        same_->setup(a, report_, false);
+        report_.precision = std::is_same_v<T, float> ? "float32" : "float64";
+    }
+}
+
+template <class T> void SmoothedAggregation<T>::refresh(const sparse::Csr<T>& a) {
+    check_matrix(a, o_);
+    const auto& fine = single_ ? single_->levels[0].a.row_ptr() : same_->levels[0].a.row_ptr();
+    const std::size_t nnz = single_ ? single_->levels[0].a.nnz() : same_->levels[0].a.nnz();
+    if (a.rows() != rows_ || a.nnz() != nnz || fine.size() != a.row_ptr().size())
+        throw InvalidArgument(
+            fmt::format("xgpu: amg: refresh: the matrix ({} rows, {} entries) must have the pattern of "
+                        "the one the hierarchy was built for ({} rows, {} entries)",
+                        a.rows(), a.nnz(), rows_, nnz));
+    if (single_)
+        single_->setup(to_single(a), report_, true);
+    else
+        same_->setup(a, report_, true);
+}
+
+template <class T> void SmoothedAggregation<T>::apply(const Array<T>& x, Array<T>& y) const {
+    if (x.size() != std::size_t(rows_) || y.size() != std::size_t(rows_))
+        throw ShapeError(fmt::format("xgpu: amg: the hierarchy has {} rows: x and y have {} and {} elements", rows_,
+                                     x.size(), y.size()));
+    if (single_) {
+        const Array<float> xs = x.template astype<float>();
+        Array<float> ys = empty<float>(x.context(), {std::size_t(rows_)});
+        single_->cycle(0, xs, ys);
+        y.assign(ys.astype<T>());
+    } else {
+        same_->cycle(0, x, y);
+    }
+}
+
+template <class T> void SmoothedAggregation<T>::apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
+    Array<T> t = empty<T>(x.context(), {std::size_t(rows_)});
+    apply(x, t);
+    if (beta == T(0))
+        y = alpha * t;
+    else
+        y = alpha * t + beta * y;
+}
+
+template <class T> sparse::Csr<T> SmoothedAggregation<T>::operator_at(std::size_t l) const {
+    if (l >= levels()) throw InvalidArgument(fmt::format("xgpu: amg: level {} of {}", l, levels()));
+    return single_ ? to_type<float, T>(single_->levels[l].a) : same_->levels[l].a;
+}
+
+template <class T> sparse::Csr<T> SmoothedAggregation<T>::prolongator_at(std::size_t l) const {
+    if (l + 1 >= levels())
+        throw InvalidArgument(fmt::format("xgpu: amg: level {} of {} has no prolongator", l, levels()));
+    return single_ ? to_type<float, T>(single_->levels[l].p) : same_->levels[l].p;
+}
+
+template <class T> sparse::Csr<T> SmoothedAggregation<T>::restriction_at(std::size_t l) const {
+    if (l + 1 >= levels())
+        throw InvalidArgument(fmt::format("xgpu: amg: level {} of {} has no restriction", l, levels()));
+    return single_ ? to_type<float, T>(single_->levels[l].r) : same_->levels[l].r;
+}
+
+template <class T> Array<std::int64_t> SmoothedAggregation<T>::aggregates_at(std::size_t l) const {
+    if (l + 1 >= levels())
+        throw InvalidArgument(fmt::format("xgpu: amg: level {} of {} has no aggregates", l, levels()));
+    return single_ ? single_->levels[l].aggregate : same_->levels[l].aggregate;
+}
+
+std::ostream& operator<<(std::ostream& os, const Report& r) {
+    os << fmt::format("smoothed aggregation, {} levels ({}):\n", r.levels.size(), r.precision);
+    os << "  level        rows          nnz   rho(D^-1 A)\n";
+    for (std::size_t l = 0; l < r.levels.size(); ++l)
+        os << fmt::format("  {:5} {:11} {:12}   {:.4f}\n", l, r.levels[l].rows, r.levels[l].nnz, r.levels[l].rho);
+    os << fmt::format("  operator complexity {:.3f}, grid complexity {:.3f}, {:.1f} MB\n", r.operator_complexity,
+                      r.grid_complexity, double(r.bytes) * 1e-6);
+    os << fmt::format(
+        "  setup {:.4f} s: strength and aggregation {:.4f}, prolongator {:.4f}, Galerkin products {:.4f}, "
+        "smoothers and coarse inverse {:.4f}\n",
+        r.total, r.strength_aggregation, r.prolongator, r.galerkin, r.coarse_solve);
+    return os;
+}
+
+template class SmoothedAggregation<float>;
+template class SmoothedAggregation<double>;
+
+} // namespace xgpu::amg

@@ -1,0 +1,242 @@
+// Sparse products on the device (kernels/spgemm.kernel): C = A * B by a symbolic pass (each row's
+// entries counted), a scan to row pointers, and a numeric pass; transpose(A) by counts, tickets
+// and a sort of each row; and a Csr made from device arrays, its diagonal, row statistics and
+// checks computed there. Nothing of a matrix goes to the host: only sizes and counts come back.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
+#include "../codegen/skeleton.hpp"
+#include "build.hpp"
+#include "layout.hpp"
+#include "spmv.hpp"
+#include "xgpu/reduction.hpp"
+#include "xgpu/scan.hpp"
+
+namespace xgpu::sparse {
+
+namespace detail {
+namespace {
+
+// Rows of A with more entries than this go to a work-group each (a step of a work-item's merge
+// reads every cursor of its row).
+constexpr std::int64_t long_row = 32;
+
+// A power of two: the trees of the long rows' kernel halve it.
+unsigned spgemm_group(const Context& ctx) {
+    unsigned wg = 1;
+    while (wg * 2 <= std::min(group_size(ctx), 256u))
+        wg *= 2;
+    return wg;
+}
+
+template <Value T, Index I> Kernel spgemm_kernel(const Context& ctx, const char* name) {
+    const unsigned wg = spgemm_group(ctx);
+    return xgpu::detail::generated_kernel(
+        ctx, fmt::format("{}|g{}|{}", spmv_key<T, I>("spgemm"), wg, name),
+        [&] {
+            return codegen::fill("spgemm.kernel", {{"spmv_h", spmv_support<T, I>()},
+                                                   {"group_size", std::to_string(wg)},
+                                                   {"imax", std::to_string(std::numeric_limits<I>::max())}});
+        },
+        name);
+}
+
+Grid rows_grid(const Context& ctx, std::uint64_t rows) {
+    const unsigned wg = spgemm_group(ctx);
+    return codegen::groups_grid((rows + wg - 1) / wg, wg);
+}
+
+template <class E> E read_one(const Array<E>& a, std::size_t i) {
+    E v{};
+    a.context().current_queue().read(a.buffer(), &v, sizeof v, (std::size_t(a.offset()) + i) * sizeof(E));
+    return v;
+}
+
+// An exclusive scan of counts[0 .. rows) (counts has rows + 1 elements, the last ignored) into
+// row pointers of type I; the total is returned, refused (naming `what`) where it does not fit I.
+template <Index I> Array<I> row_pointers(const Array<std::int64_t>& counts, std::int64_t& total, const char* what) {
+    const Context& ctx = counts.context();
+    const std::size_t rows = counts.size() - 1;
+    Array<std::int64_t> ptr = empty<std::int64_t>(ctx, {rows + 1});
+    ScanKernel<std::int64_t>(ctx, "a + b", "0").exclusive(counts, ptr);
+    total = read_one(ptr, rows);
+    if (total > std::int64_t(std::numeric_limits<I>::max()))
+        throw InvalidArgument(
+            fmt::format("xgpu: sparse: {} has {} entries, more than {} indices hold: use int64 indices", what, total,
+                        index_name<I>()));
+    if constexpr (std::is_same_v<I, std::int64_t>)
+        return ptr;
+    else
+        return ptr.template astype<I>();
+}
+
+struct Facts {
+    std::uint32_t unsorted = 0, invalid = 0;
+};
+
+} // namespace
+
+// The product's passes: counts (numeric false) or C's columns and values from its row pointers.
+template <Value T, Index I>
+void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Array<I>& c_ptr, const Array<I>& c_col,
+                 const Array<T>& c_val, const Array<std::int64_t>& count, bool numeric) {
+    const Context& ctx = a.context();
+    const Queue q = ctx.current_queue();
+    const auto rows = std::uint64_t(a.rows());
+    // One cursor per entry of A (an element stands in where A has none).
+    Array<I> cur = empty<I>(ctx, {std::max<std::size_t>(a.nnz(), 1)});
+    const std::uint32_t pass = numeric ? 1 : 0;
+    spgemm_kernel<T, I>(ctx, "xgpu_spgemm_rows")
+        .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(),
+                cur, c_ptr, c_col, c_val, count, rows, long_row, pass);
+    if (a.row_stats().max <= long_row) return;
+    // The long rows, listed on the device.
+    Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
+    spgemm_kernel<T, I>(ctx, "xgpu_long_flags").launch(q, rows_grid(ctx, rows + 1), a.row_ptr(), flags, rows, long_row);
+    std::int64_t nlong = 0;
+    const Array<std::int64_t> at = row_pointers<std::int64_t>(flags, nlong, "the long rows");
+    Array<I> list = empty<I>(ctx, {std::size_t(nlong)});
+    spgemm_kernel<T, I>(ctx, "xgpu_long_list").launch(q, rows_grid(ctx, rows), flags, at, list, rows);
+    spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
+        .launch(q, codegen::groups_grid(std::uint64_t(nlong), spgemm_group(ctx)), a.row_ptr(), a.col_idx(), a.values(),
+                b.row_ptr(), b.col_idx(), b.values(), cur, c_ptr, c_col, c_val, count, list, pass);
+}
+
+} // namespace detail
+
+template <Value T, Index I>
+Csr<T, I>::Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, Array<I> row_ptr, Array<I> col_idx,
+               Array<T> values) {
+    detail::check_fits<I>(rows, cols, values.size());
+    if (row_ptr.size() != std::size_t(rows) + 1 || col_idx.size() != values.size())
+        throw ShapeError(fmt::format("xgpu: sparse: Csr from device arrays: {} rows need {} row pointers (got {}), and "
+                                     "columns and values must match ({} and {})",
+                                     rows, rows + 1, row_ptr.size(), col_idx.size(), values.size()));
+    for (const auto* a : {&row_ptr.desc(), &col_idx.desc()})
+        if (!a->is_c_contiguous() || !(a->context == ctx))
+            throw InvalidArgument("xgpu: sparse: Csr from device arrays: the arrays must be contiguous and on the "
+                                  "matrix's context");
+    if (!values.desc().is_c_contiguous() || !(values.context() == ctx))
+        throw InvalidArgument("xgpu: sparse: Csr from device arrays: the arrays must be contiguous and on the "
+                              "matrix's context");
+    const auto first = detail::read_one(row_ptr, 0), last = detail::read_one(row_ptr, std::size_t(rows));
+    if (first != 0 || std::size_t(last) != values.size())
+        throw InvalidArgument(fmt::format("xgpu: sparse: Csr from device arrays: row pointers run from {} to {}; they "
+                                          "must run from 0 to the {} entries",
+                                          first, last, values.size()));
+    // An array without elements has no buffer to pass: one element, never read, stands in.
+    if (values.size() == 0) {
+        col_idx = empty<I>(ctx, {1});
+        values = empty<T>(ctx, {1});
+    }
+    const std::size_t nd = std::size_t(std::min(rows, cols));
+    Array<T> diagonal = empty<T>(ctx, {std::max<std::size_t>(nd, 1)});
+    Array<std::int64_t> len = empty<std::int64_t>(ctx, {std::max<std::size_t>(std::size_t(rows), 1)});
+    Array<std::uint32_t> bad = zeros<std::uint32_t>(ctx, {2});
+    if (rows > 0)
+        detail::spgemm_kernel<T, I>(ctx, "xgpu_csr_facts")
+            .launch(ctx.current_queue(), detail::rows_grid(ctx, std::uint64_t(rows)), row_ptr, col_idx, values,
+                    diagonal, len, bad, std::uint64_t(rows), std::uint64_t(nd), std::int64_t(cols));
+    const std::vector<std::uint32_t> facts = bad.get();
+    if (facts[1])
+        throw InvalidArgument(fmt::format("xgpu: sparse: Csr from device arrays: {} rows have falling row pointers or "
+                                          "columns outside 0 .. {}",
+                                          facts[1], cols - 1));
+    if (rows > 0) {
+        const Array<std::int64_t> l = len(Slice(0, rows));
+        stats_.min = std::int64_t(min(l).get());
+        stats_.max = std::int64_t(max(l).get());
+        stats_.mean = double(last) / double(rows);
+        const double squares = double(sum(l.astype<double>() * l.astype<double>()).get());
+        stats_.stddev = std::sqrt(std::max(0.0, squares / double(rows) - stats_.mean * stats_.mean));
+    }
+    ctx_ = ctx;
+    rows_ = rows;
+    cols_ = cols;
+    row_ptr_ = std::move(row_ptr);
+    col_idx_ = last == 0 ? empty<I>(ctx, {0}) : std::move(col_idx);
+    values_ = last == 0 ? empty<T>(ctx, {0}) : std::move(values);
+    diagonal_ = nd == 0 ? empty<T>(ctx, {0}) : std::move(diagonal);
+    canonical_ = facts[0] == 0;
+    layouts_ = std::make_shared<detail::LayoutCache>();
+}
+
+template <Value T, Index I> Csr<T, I> multiply(const Csr<T, I>& a, const Csr<T, I>& b) {
+    if (a.cols() != b.rows())
+        throw ShapeError(
+            fmt::format("xgpu: sparse: multiply: A is {} x {} and B {} x {}: A's columns must match B's rows", a.rows(),
+                        a.cols(), b.rows(), b.cols()));
+    if (!(a.context() == b.context()))
+        throw InvalidArgument("xgpu: sparse: multiply: A and B live on different contexts");
+    if (!b.canonical())
+        throw InvalidArgument("xgpu: sparse: multiply: B's columns must rise strictly within every row (canonical "
+                              "CSR, as the builders and the device products give)");
+    const Context& ctx = a.context();
+    const auto rows = std::size_t(a.rows());
+    if (a.nnz() == 0 || b.nnz() == 0 || rows == 0)
+        return Csr<T, I>(ctx, a.rows(), b.cols(), zeros<I>(ctx, {rows + 1}), empty<I>(ctx, {0}), empty<T>(ctx, {0}));
+    Array<std::int64_t> count = zeros<std::int64_t>(ctx, {rows + 1});
+    const Array<I> none_i = empty<I>(ctx, {1});
+    const Array<T> none_t = empty<T>(ctx, {1});
+    detail::spgemm_pass(a, b, none_i, none_i, none_t, count, false);
+    std::int64_t nnz = 0;
+    Array<I> ptr = detail::row_pointers<I>(count, nnz, "the product A * B");
+    Array<I> col = empty<I>(ctx, {std::max<std::size_t>(std::size_t(nnz), 1)});
+    Array<T> val = empty<T>(ctx, {std::max<std::size_t>(std::size_t(nnz), 1)});
+    if (nnz > 0) detail::spgemm_pass(a, b, ptr, col, val, count, true);
+    if (nnz == 0) {
+        col = empty<I>(ctx, {0});
+        val = empty<T>(ctx, {0});
+    }
+    return Csr<T, I>(ctx, a.rows(), b.cols(), std::move(ptr), std::move(col), std::move(val));
+}
+
+template <Value T, Index I> Csr<T, I> multiply_values(const Csr<T, I>& a, const Csr<T, I>& b, const Csr<T, I>& c) {
+    if (a.cols() != b.rows() || c.rows() != a.rows() || c.cols() != b.cols())
+        throw ShapeError(fmt::format("xgpu: sparse: multiply_values: A {} x {}, B {} x {} and C {} x {} do not match",
+                                     a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols()));
+    const Context& ctx = a.context();
+    Array<T> val = empty<T>(ctx, {c.nnz()});
+    if (c.nnz() > 0) {
+        Array<std::int64_t> count = empty<std::int64_t>(ctx, {std::size_t(a.rows()) + 1});
+        Array<I> col = empty<I>(ctx, {c.nnz()}); // the same columns again
+        detail::spgemm_pass(a, b, c.row_ptr(), col, val, count, true);
+    }
+    return Csr<T, I>(ctx, c.rows(), c.cols(), c.row_ptr(), c.col_idx(), std::move(val));
+}
+
+template <Value T, Index I> Csr<T, I> transpose(const Csr<T, I>& a) {
+    const Context& ctx = a.context();
+    const auto rows = std::uint64_t(a.rows()), cols = std::size_t(a.cols());
+    if (a.nnz() == 0)
+        return Csr<T, I>(ctx, a.cols(), a.rows(), zeros<I>(ctx, {cols + 1}), empty<I>(ctx, {0}), empty<T>(ctx, {0}));
+    const Queue q = ctx.current_queue();
+    Array<std::uint32_t> cnt = zeros<std::uint32_t>(ctx, {cols + 1});
+    detail::spgemm_kernel<T, I>(ctx, "xgpu_transpose_count")
+        .launch(q, detail::rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), cnt, rows);
+    std::int64_t nnz = 0;
+    Array<I> ptr = detail::row_pointers<I>(cnt.astype<std::int64_t>(), nnz, "the transpose");
+    Array<I> col = empty<I>(ctx, {a.nnz()});
+    Array<T> val = empty<T>(ctx, {a.nnz()});
+    cnt.fill(0);
+    detail::spgemm_kernel<T, I>(ctx, "xgpu_transpose_fill")
+        .launch(q, detail::rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), a.values(), ptr, col, val, cnt, rows);
+    detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_rows")
+        .launch(q, detail::rows_grid(ctx, cols), ptr, col, val, std::uint64_t(cols));
+    return Csr<T, I>(ctx, a.cols(), a.rows(), std::move(ptr), std::move(col), std::move(val));
+}
+
+#define XGPU_SPGEMM_INSTANTIATE(T, I)                                                                                  \
+    template Csr<T, I>::Csr(const Context&, std::int64_t, std::int64_t, Array<I>, Array<I>, Array<T>);                 \
+    template Csr<T, I> multiply(const Csr<T, I>&, const Csr<T, I>&);                                                   \
+    template Csr<T, I> multiply_values(const Csr<T, I>&, const Csr<T, I>&, const Csr<T, I>&);                          \
+    template Csr<T, I> transpose(const Csr<T, I>&);
+XGPU_SPARSE_TEMPLATES(XGPU_SPGEMM_INSTANTIATE)
+#undef XGPU_SPGEMM_INSTANTIATE
+
+} // namespace xgpu::sparse

@@ -1,0 +1,264 @@
+// Smoothed aggregation multigrid (xgpu/amg.hpp) on every backend: CG and BiCGStab preconditioned
+// by it converge (true residual, recomputed on the host) on 2-D and 3-D Poisson, anisotropic
+// Poisson, a jumping coefficient and the SuiteSparse matrices of tests/data; the hierarchy's sizes
+// and complexities lie in the band smoothed aggregation gives; each level's operator is R A P of
+// the level above, computed on the host; two setups are identical, and so are their iterates;
+// refresh equals a new setup; the float32 hierarchy for a float64 solve; bad input refused.
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include <xgpu/amg.hpp>
+#include <xgpu/solver.hpp>
+
+#include "support.hpp"
+
+using namespace xgpu;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using Host = sparse::HostCsr<double>;
+
+// -div(k grad u) on an nx x ny grid, 5 points, with k per cell-face from `k(x, y)` (the mean of
+// the two nodes' values), Dirichlet boundaries; eps scales the y couplings (anisotropy).
+template <class K> Host diffusion(std::int64_t nx, std::int64_t ny, double eps, K k) {
+    std::vector<std::int32_t> r, c;
+    std::vector<double> v;
+    for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t x = 0; x < nx; ++x) {
+            const std::int64_t i = y * nx + x;
+            double diag = 0;
+            const auto link = [&](std::int64_t xj, std::int64_t yj, double scale) {
+                const double w = scale * 0.5 * (k(x, y) + k(xj, yj));
+                diag += w;
+                if (xj >= 0 && xj < nx && yj >= 0 && yj < ny) {
+                    r.push_back(std::int32_t(i));
+                    c.push_back(std::int32_t(yj * nx + xj));
+                    v.push_back(-w);
+                }
+            };
+            link(x - 1, y, 1);
+            link(x + 1, y, 1);
+            link(x, y - 1, eps);
+            link(x, y + 1, eps);
+            r.push_back(std::int32_t(i));
+            c.push_back(std::int32_t(i));
+            v.push_back(diag);
+        }
+    return sparse::from_coo<double, std::int32_t>(nx * ny, nx * ny, r, c, v);
+}
+
+double true_relative_residual(const Host& a, const std::vector<double>& x, const std::vector<double>& b) {
+    double rr = 0, bb = 0;
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+        double s = b[std::size_t(i)];
+        for (auto k = a.row_ptr[std::size_t(i)]; k < a.row_ptr[std::size_t(i) + 1]; ++k)
+            s -= a.values[std::size_t(k)] * x[std::size_t(a.col_idx[std::size_t(k)])];
+        rr += s * s;
+        bb += b[std::size_t(i)] * b[std::size_t(i)];
+    }
+    return std::sqrt(rr / bb);
+}
+
+std::vector<double> random_vector(std::size_t n) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> v(n);
+    for (auto& e : v)
+        e = u(test::rng());
+    return v;
+}
+
+// CG (or BiCGStab) with the hierarchy of h to rtol 1e-8: converged by the host's own residual.
+SolverReport solve_with_amg(const Context& ctx, const Host& h, const amg::Options& ao, std::int64_t most,
+                            bool bicg = false, CgVariant variant = CgVariant::classic) {
+    const sparse::Csr<double> a(ctx, h);
+    const amg::SmoothedAggregation<double> ml(a, ao);
+    const std::vector<double> hb = random_vector(std::size_t(h.rows));
+    const Array<double> b = to_device(ctx, hb);
+    Array<double> x = zeros<double>(ctx, {std::size_t(h.rows)});
+    SolverOptions<double> o;
+    o.rtol = 1e-8;
+    o.preconditioner = ml;
+    o.variant = variant;
+    o.max_iterations = most;
+    const SolverReport r = bicg ? bicgstab(a, b, x, o) : cg(a, b, x, o);
+    INFO(r.method << ": " << name(r.status) << " after " << r.iterations << " iterations; levels " << ml.levels());
+    CHECK(r.converged());
+    CHECK(true_relative_residual(h, x.get(), hb) <= 1e-8 * (1 + 1e-6));
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("CG with smoothed aggregation converges fast on Poisson", "[amg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t n = 96 + std::int64_t(test::rng()() % 32);
+        const Host h = sparse::poisson<double>(n, n);
+        amg::Options o;
+        o.max_coarse = 50;
+        const amg::SmoothedAggregation<double> ml(sparse::Csr<double>(ctx, h), o);
+        const amg::Report& rep = ml.report();
+        INFO(rep);
+        // Aggregates of a distance-2 independent set hold about 3 x 3 to 5 x 5 nodes in 2-D;
+        // PyAMG's standard aggregation gives an operator complexity of 1.3-1.4 on this matrix.
+        REQUIRE(ml.levels() >= 3);
+        CHECK(rep.levels.back().rows <= 50);
+        for (std::size_t l = 1; l < rep.levels.size(); ++l) {
+            CHECK(rep.levels[l].rows * 4 <= rep.levels[l - 1].rows);
+            CHECK(rep.levels[l].rows * 30 >= rep.levels[l - 1].rows);
+        }
+        CHECK(rep.operator_complexity >= 1.1);
+        CHECK(rep.operator_complexity <= 1.6);
+        CHECK(rep.grid_complexity <= 1.3);
+        // rho(D^-1 A) of the 5-point Laplacian is just below 2; power iteration comes from below.
+        CHECK(rep.levels[0].rho >= 1.7);
+        CHECK(rep.levels[0].rho <= 2.0 + 1e-9);
+        // Each coarse operator is R A P of the level above (host products).
+        for (std::size_t l = 0; l + 1 < ml.levels(); ++l) {
+            const Host a = ml.operator_at(l).to_host(), p = ml.prolongator_at(l).to_host();
+            const Host r = ml.restriction_at(l).to_host(), c = ml.operator_at(l + 1).to_host();
+            CHECK(r.identical(sparse::transpose(p)));
+            // (R A P) x against R (A (P x)) for a random x.
+            const std::vector<double> x = random_vector(std::size_t(c.cols));
+            const auto mul = [](const Host& m, const std::vector<double>& v) {
+                std::vector<double> y(std::size_t(m.rows), 0.0);
+                for (std::int64_t i = 0; i < m.rows; ++i)
+                    for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
+                        y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
+                return y;
+            };
+            const auto want = mul(r, mul(a, mul(p, x))), got = mul(c, x);
+            for (std::size_t i = 0; i < got.size(); ++i)
+                CHECK(std::abs(got[i] - want[i]) <= 1e-10 * (1 + std::abs(want[i])));
+        }
+        const SolverReport r = solve_with_amg(ctx, h, o, 100);
+        CHECK(r.iterations <= 20);
+        for (const CgVariant v : {CgVariant::pipelined, CgVariant::ghysels_vanroose})
+            CHECK(solve_with_amg(ctx, h, o, 100, false, v).iterations <= 22);
+        CHECK(solve_with_amg(ctx, h, o, 100, true).iterations <= 20); // BiCGStab
+        amg::Options l1 = o;
+        l1.smoother = amg::Smoother::l1_jacobi;
+        CHECK(solve_with_amg(ctx, h, l1, 100).iterations <= 30);
+    }
+}
+
+TEST_CASE("smoothed aggregation on 3-D, anisotropic and jumping-coefficient problems and SuiteSparse matrices",
+          "[amg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        amg::Options o;
+        o.max_coarse = 50;
+        CHECK(solve_with_amg(ctx, sparse::poisson<double>(20, 18, 22), o, 100).iterations <= 20);
+        // Anisotropy 1e-3: strength keeps only the x couplings, the aggregates follow them.
+        const Host aniso = diffusion(80, 70, 1e-3, [](std::int64_t, std::int64_t) { return 1.0; });
+        CHECK(solve_with_amg(ctx, aniso, o, 200).iterations <= 40);
+        // A coefficient jumping by 10^4 across a checkerboard of 8 x 8 blocks.
+        const Host jump =
+            diffusion(90, 90, 1, [](std::int64_t x, std::int64_t y) { return ((x / 8 + y / 8) % 2) ? 1e4 : 1.0; });
+        CHECK(solve_with_amg(ctx, jump, o, 200).iterations <= 40);
+        for (const char* file : {"gr_30_30.mtx", "lap3D_7pt_n20.mtx", "bcsstk04.mtx", "nos1.mtx"}) {
+            INFO(file);
+            const Host h = sparse::read_matrix_market<double>(std::string(XGPU_MATRICES_DIR) + "/" + file);
+            solve_with_amg(ctx, h, o, 2000);
+        }
+    }
+}
+
+TEST_CASE("smoothed aggregation is deterministic, refreshes, and runs in float32", "[amg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const Host h = sparse::poisson<double>(70, 65);
+        const sparse::Csr<double> a(ctx, h);
+        amg::Options o;
+        o.max_coarse = 40;
+        const amg::SmoothedAggregation<double> one(a, o), two(a, o);
+        REQUIRE(one.levels() == two.levels());
+        for (std::size_t l = 0; l < one.levels(); ++l) {
+            CHECK(one.operator_at(l).to_host().identical(two.operator_at(l).to_host()));
+            if (l + 1 < one.levels()) CHECK(one.aggregates_at(l).get() == two.aggregates_at(l).get());
+        }
+        const Array<double> b = to_device(ctx, random_vector(std::size_t(h.rows)));
+        const auto iterate = [&](const amg::SmoothedAggregation<double>& ml) {
+            Array<double> x = zeros<double>(ctx, {std::size_t(h.rows)});
+            SolverOptions<double> so;
+            so.preconditioner = ml;
+            const SolverReport r = cg(a, b, x, so);
+            return std::make_pair(r.iterations, x.get());
+        };
+        const auto [i1, x1] = iterate(one);
+        const auto [i2, x2] = iterate(two);
+        CHECK(i1 == i2);
+        CHECK(x1 == x2); // bit for bit
+        // New values on the same pattern: a shifted, scaled matrix.
+        Host h2 = h;
+        for (std::int64_t i = 0; i < h2.rows; ++i)
+            for (auto k = h2.row_ptr[std::size_t(i)]; k < h2.row_ptr[std::size_t(i) + 1]; ++k)
+                h2.values[std::size_t(k)] = 3 * h2.values[std::size_t(k)] + (h2.col_idx[std::size_t(k)] == i ? 0.5 : 0);
+        const sparse::Csr<double> a2(ctx, h2);
+        amg::SmoothedAggregation<double> refreshed(a, o);
+        refreshed.refresh(a2);
+        // The aggregates and every pattern kept; each coarse operator R A P of the new values.
+        REQUIRE(refreshed.levels() == one.levels());
+        for (std::size_t l = 0; l + 1 < refreshed.levels(); ++l) {
+            CHECK(refreshed.aggregates_at(l).get() == one.aggregates_at(l).get());
+            const Host p = refreshed.prolongator_at(l).to_host(), c = refreshed.operator_at(l + 1).to_host();
+            CHECK(p.col_idx == one.prolongator_at(l).to_host().col_idx);
+            const Host a_l = refreshed.operator_at(l).to_host();
+            const Host rap = sparse::transpose(p); // R, then R A P by dense columns below
+            const std::vector<double> x = random_vector(std::size_t(c.cols));
+            const auto mul = [](const Host& m, const std::vector<double>& v) {
+                std::vector<double> y(std::size_t(m.rows), 0.0);
+                for (std::int64_t i = 0; i < m.rows; ++i)
+                    for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
+                        y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
+                return y;
+            };
+            const auto want = mul(rap, mul(a_l, mul(p, x))), got = mul(c, x);
+            for (std::size_t i = 0; i < got.size(); ++i)
+                CHECK(std::abs(got[i] - want[i]) <= 1e-10 * (1 + std::abs(want[i])));
+        }
+        {
+            Array<double> x = zeros<double>(ctx, {std::size_t(h.rows)});
+            SolverOptions<double> so;
+            so.preconditioner = refreshed;
+            CHECK(cg(a2, b, x, so).converged());
+        }
+        // Back to the first values: the first hierarchy again, bit for bit.
+        refreshed.refresh(a);
+        for (std::size_t l = 0; l < one.levels(); ++l)
+            CHECK(refreshed.operator_at(l).to_host().identical(one.operator_at(l).to_host()));
+        CHECK_THROWS_WITH(refreshed.refresh(sparse::Csr<double>(ctx, sparse::poisson<double>(70, 64))),
+                          Contains("must have the pattern"));
+        // float32 hierarchy, float64 solve: at most 2 more iterations.
+        amg::Options single = o;
+        single.single_precision = true;
+        const SolverReport r64 = solve_with_amg(ctx, h, o, 100), r32 = solve_with_amg(ctx, h, single, 100);
+        CHECK(r32.iterations <= r64.iterations + 2);
+        CHECK(amg::SmoothedAggregation<double>(a, single).report().precision == "float32 (for float64)");
+    }
+}
+
+TEST_CASE("smoothed aggregation refuses bad matrices before any work", "[amg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        using amg::SmoothedAggregation;
+        const std::vector<std::int32_t> rect_ptr{0, 1, 2}, rect_col{0, 2};
+        const std::vector<double> two{1, 1};
+        CHECK_THROWS_AS(SmoothedAggregation<double>(sparse::Csr<double>(ctx, 2, 3, rect_ptr, rect_col, two)),
+                        ShapeError);
+        CHECK_THROWS_WITH(SmoothedAggregation<double>(sparse::Csr<double>(ctx, Host{0, 0, {0}, {}, {}})),
+                          Contains("empty"));
+        Host h = sparse::poisson<double>(6, 5);
+        h.values[4] = 0; // row 1's diagonal (row 0 holds 3 entries; row 1's diagonal is its second)
+        REQUIRE(h.col_idx[4] == 1);
+        CHECK_THROWS_WITH(SmoothedAggregation<double>(sparse::Csr<double>(ctx, h)),
+                          Contains("smallest diagonal entry is 0"));
+        h = sparse::poisson<double>(6, 5);
+        h.values[12] = std::numeric_limits<double>::quiet_NaN();
+        CHECK_THROWS_WITH(SmoothedAggregation<double>(sparse::Csr<double>(ctx, h)), Contains("NaN or infinite"));
+        h.values[12] = -std::numeric_limits<double>::infinity();
+        CHECK_THROWS_WITH(SmoothedAggregation<double>(sparse::Csr<double>(ctx, h)), Contains("NaN or infinite"));
+        amg::Options bad;
+        bad.theta = -1;
+        CHECK_THROWS_WITH(SmoothedAggregation<double>(sparse::Csr<double>(ctx, sparse::poisson<double>(4, 4)), bad),
+                          Contains("theta -1"));
+    }
+}
