@@ -47,7 +47,7 @@ struct Options {
     int presmooth = 1, postsmooth = 1;    // sweeps before and after the coarse correction (equal: symmetric)
     double omega = 4.0 / 3.0;             // the Jacobi smoother's damping, over rho(D^-1 A)
     double prolongator_omega = 4.0 / 3.0; // the prolongator's smoothing, over rho(D^-1 A)
-    int power_steps = 10;                 // power iterations for rho(D^-1 A), each level
+    int power_steps = 15;                 // power iterations for rho(D^-1 A), each level
     bool single_precision = false;        // a double solve with the hierarchy in float
 };
 

@@ -102,29 +102,39 @@ template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double
     Array<std::uint32_t> left = zeros<std::uint32_t>(ctx, {1});
     // Each round decides at least the undecided node of the largest key; in practice a handful
     // of rounds decide all. Checked every other round.
-    for (int round = 0;; ++round) {
-        left.fill(0);
-        max.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, m1, n);
-        max.launch(q, g, a.row_ptr(), a.col_idx(), strong, m1, m2, n);
-        update.launch(q, g, key, m2, left, n);
-        if (round % 2 == 1 && read_one(left, 0) == 0) break;
-        if (round > 200) throw Error("xgpu: amg: the independent set did not settle in 200 rounds");
-    }
+    const auto independent_set = [&] {
+        for (int round = 0;; ++round) {
+            left.fill(0);
+            max.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, m1, n);
+            max.launch(q, g, a.row_ptr(), a.col_idx(), strong, m1, m2, n);
+            update.launch(q, g, key, m2, left, n);
+            if (round % 2 == 1 && read_one(left, 0) == 0) break;
+            if (round > 400) throw Error("xgpu: amg: the independent set did not settle in 400 rounds");
+        }
+    };
     Array<std::int64_t> flag = empty<std::int64_t>(ctx, {n + 1});
-    amg_kernel<S>(ctx, "xgpu_amg_roots").launch(q, g1, key, flag, n);
-    std::int64_t roots = 0;
-    const Array<std::int64_t> number = numbering(flag, roots);
-    Array<std::int64_t> first = empty<std::int64_t>(ctx, {n}), agg = empty<std::int64_t>(ctx, {n});
-    const Kernel join = amg_kernel<S>(ctx, "xgpu_amg_join");
-    join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, number, first, left, n, std::uint32_t(1));
+    const Kernel join = amg_kernel<S>(ctx, "xgpu_amg_join"), roots = amg_kernel<S>(ctx, "xgpu_amg_roots");
+    Array<std::int64_t> agg = empty<std::int64_t>(ctx, {n}), next = empty<std::int64_t>(ctx, {n});
+    agg.fill(-1);
+    count = 0;
+    // The roots with their neighbours, then the rest join.
+    independent_set();
+    roots.launch(q, g1, key, flag, n);
+    {
+        const Array<std::int64_t> number = numbering(flag, count);
+        join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, number, agg, next, left, n, std::int64_t(0),
+                    std::uint32_t(1));
+        std::swap(agg, next);
+    }
     left.fill(0);
-    join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, first, agg, left, n, std::uint32_t(0));
-    count = roots;
-    if (read_one(left, 0) > 0) { // nodes out of every root's reach: aggregates of their own
+    join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, flag, agg, next, left, n, std::int64_t(0),
+                std::uint32_t(0));
+    std::swap(agg, next);
+    if (read_one(left, 0) > 0) { // nodes out of every aggregate's reach: aggregates of their own
         amg_kernel<S>(ctx, "xgpu_amg_left_flags").launch(q, g1, agg, flag, n);
         std::int64_t extra = 0;
         const Array<std::int64_t> at = numbering(flag, extra);
-        amg_kernel<S>(ctx, "xgpu_amg_left_place").launch(q, g, agg, at, n, roots);
+        amg_kernel<S>(ctx, "xgpu_amg_left_place").launch(q, g, agg, at, n, count);
         count += extra;
     }
     return agg;
@@ -134,9 +144,9 @@ template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double
 template <class S> double spectral_radius(const sparse::Csr<S>& a, const Array<S>& inverse_diagonal, int steps) {
     const Context& ctx = a.context();
     const std::size_t n = std::size_t(a.rows());
-    // A start with every frequency in it, the same on every run.
+    // A start with every frequency in it, the same on every run and device.
     Array<S> v = empty<S>(ctx, {n}), w = empty<S>(ctx, {n});
-    v = S(1) + S(0.5) * sin(arange<S>(ctx, double(n)) * S(12.9898));
+    amg_kernel<S>(ctx, "xgpu_amg_start").launch(ctx.current_queue(), rows_grid(ctx, n), v, std::uint64_t(n));
     v = v / norm(v);
     for (int k = 0; k < steps; ++k) {
         sparse::spmv(a, v, w);
