@@ -69,6 +69,7 @@ void bind_runtime(nb::module_& m) {
         .def_prop_ro("type", [](const Device& d) { return std::string(to_string(d.type())); })
         .def_prop_ro("has_fp64", &Device::has_fp64)
         .def_prop_ro("global_memory", &Device::global_memory)
+        .def_prop_ro("max_allocation", [](const Device& d) { return d.info().max_allocation; })
         .def_prop_ro("platform", [](const Device& d) { return d.info().platform; })
         .def_prop_ro("version", [](const Device& d) { return d.info().version; })
         .def_prop_ro("driver_version", [](const Device& d) { return d.info().driver_version; })

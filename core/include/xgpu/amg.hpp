@@ -97,7 +97,8 @@ public:
     sparse::Csr<T> operator_at(std::size_t l) const;
     sparse::Csr<T> prolongator_at(std::size_t l) const;
     sparse::Csr<T> restriction_at(std::size_t l) const;
-    // Level l's aggregate of each of its rows (the column of its entry in the tentative P).
+    // Level l's aggregate of each of its rows (the column of its entry in the tentative P; negative
+    // for a row without strong neighbours, which is in no aggregate).
     Array<std::int64_t> aggregates_at(std::size_t l) const;
 
 private:

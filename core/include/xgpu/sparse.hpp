@@ -280,7 +280,7 @@ private:
 // ---- Sparse products on the device ----------------------------------------------------------------
 //
 // C = A * B (SpGEMM) for matrices on one context, B canonical: a symbolic pass counts each row's
-// entries (a work-item per row, or a work-group per row of A with more than 32 entries), a scan
+// entries (a work-item per row, or a work-group per row of A with more than 256 entries), a scan
 // makes C's row pointers (an entry count that does not fit I is refused before C is allocated),
 // and a numeric pass merges the rows of B that each row of A names. C is canonical, made on the
 // device (no host round trip), and the same on every run: each entry is summed in A's entry

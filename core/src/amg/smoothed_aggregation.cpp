@@ -27,10 +27,12 @@ const char* name(Smoother s) {
 namespace detail {
 
 template <class S> struct Level {
-    sparse::Csr<S> a, p, r;        // the operator; the prolongator from the next level and its transpose
-    Array<std::int64_t> aggregate; // each row's aggregate (a column of P)
-    Array<S> tentative;            // each row's entry of the tentative prolongator
-    Array<S> w;                    // the smoother: y = x + w (b - A x)
+    sparse::Csr<S> a, p, r;           // the operator; the prolongator from the next level and its transpose
+    Array<std::int64_t> aggregate;    // each row's aggregate (a column of P)
+    Array<S> tentative;               // each row's value in the tentative prolongator (0: in no aggregate)
+    Array<std::int32_t> t_ptr, t_col; // the tentative prolongator (kept for refresh)
+    Array<S> t_val;
+    Array<S> w; // the smoother: y = x + w (b - A x)
     double rho = 0;
     mutable Array<S> x, t, res, b; // work: the level's iterate, its other half, residual, right-hand side
 };
@@ -97,7 +99,7 @@ template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double
         .launch(q, g, a.row_ptr(), a.col_idx(), a.values(), a.diagonal(), strong, n, S(theta * theta));
     Array<std::uint64_t> key = empty<std::uint64_t>(ctx, {n}), m1 = empty<std::uint64_t>(ctx, {n}),
                          m2 = empty<std::uint64_t>(ctx, {n});
-    amg_kernel<S>(ctx, "xgpu_amg_mis_init").launch(q, g, key, n);
+    amg_kernel<S>(ctx, "xgpu_amg_mis_init").launch(q, g, a.row_ptr(), strong, key, n);
     const Kernel max = amg_kernel<S>(ctx, "xgpu_amg_max"), update = amg_kernel<S>(ctx, "xgpu_amg_mis_update");
     Array<std::uint32_t> left = zeros<std::uint32_t>(ctx, {1});
     // Each round decides at least the undecided node of the largest key; in practice a handful
@@ -257,24 +259,30 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
         const Array<S> inverse_diagonal = S(1) / a.diagonal();
         L.rho = spectral_radius(a, inverse_diagonal, o.power_steps);
         if (!reuse) {
-            Array<std::int32_t> t_ptr = empty<std::int32_t>(ctx, {n + 1}), t_col = empty<std::int32_t>(ctx, {n});
+            // The nodes in an aggregate (those without strong neighbours are in none), their
+            // entries, the aggregates' sizes and the values.
+            Array<std::int64_t> flag = empty<std::int64_t>(ctx, {n + 1});
+            amg_kernel<S>(ctx, "xgpu_amg_kept").launch(q, rows_grid(ctx, n + 1), L.aggregate, flag, std::uint64_t(n));
+            std::int64_t kept = 0;
+            const Array<std::int64_t> at = numbering(flag, kept);
+            L.t_col = empty<std::int32_t>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
+            L.t_val = empty<S>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
             Array<std::uint32_t> size = zeros<std::uint32_t>(ctx, {std::size_t(nc)});
             amg_kernel<S>(ctx, "xgpu_amg_tentative")
-                .launch(q, rows_grid(ctx, n + 1), L.aggregate, t_ptr, t_col, size, std::uint64_t(n));
+                .launch(q, rows_grid(ctx, n), L.aggregate, at, L.t_col, size, std::uint64_t(n));
             L.tentative = empty<S>(ctx, {n});
             amg_kernel<S>(ctx, "xgpu_amg_tentative_values")
-                .launch(q, rows_grid(ctx, n), L.aggregate, size, L.tentative, std::uint64_t(n));
-            const sparse::Csr<S> t(ctx, a.rows(), nc, t_ptr, t_col, L.tentative);
-            const sparse::Csr<S> at = sparse::multiply(a, t);
-            amg_kernel<S>(ctx, "xgpu_amg_smooth")
-                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, L.tentative,
-                        a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho));
-            L.p = sparse::Csr<S>(ctx, a.rows(), nc, at.row_ptr(), at.col_idx(), at.values());
-        } else {
-            // A T on P's pattern (A T's, which smoothing kept), then smoothed again.
-            const sparse::Csr<S> t(ctx, a.rows(), nc, arange<std::int32_t>(ctx, double(n + 1)),
-                                   L.aggregate.template astype<std::int32_t>(), L.tentative);
-            const sparse::Csr<S> at = sparse::multiply_values(a, t, L.p);
+                .launch(q, rows_grid(ctx, n), L.aggregate, at, size, L.tentative, L.t_val, std::uint64_t(n));
+            L.t_ptr = at.template astype<std::int32_t>();
+            if (kept == 0) {
+                L.t_col = empty<std::int32_t>(ctx, {0});
+                L.t_val = empty<S>(ctx, {0});
+            }
+        }
+        {
+            // P = T - omega D^-1 A T; on refresh, A T on P's pattern (A T's, which smoothing kept).
+            const sparse::Csr<S> t(ctx, a.rows(), nc, L.t_ptr, L.t_col, L.t_val);
+            const sparse::Csr<S> at = reuse ? sparse::multiply_values(a, t, L.p) : sparse::multiply(a, t);
             amg_kernel<S>(ctx, "xgpu_amg_smooth")
                 .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, L.tentative,
                         a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho));

@@ -24,7 +24,7 @@ namespace {
 
 // Rows of A with more entries than this go to a work-group each (a step of a work-item's merge
 // reads every cursor of its row).
-constexpr std::int64_t long_row = 32;
+constexpr std::int64_t long_row = 256;
 
 // A power of two: the trees of the long rows' kernel halve it.
 unsigned spgemm_group(const Context& ctx) {

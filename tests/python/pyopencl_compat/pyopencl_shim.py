@@ -69,7 +69,7 @@ class Device:
         self.type = getattr(device_type, xdev.type.upper(), device_type.DEFAULT)
         self.has_fp64 = xdev.has_fp64
         self.address_bits = 64  # xgpu's element offsets and sizes are 64-bit
-        self.max_mem_alloc_size = xdev.global_memory  # xgpu reports no per-allocation limit
+        self.max_mem_alloc_size = xdev.max_allocation or xdev.global_memory
 
     def __str__(self):
         return f"<xgpu device '{self.name}' on '{self.platform.name}'>"
