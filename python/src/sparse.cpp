@@ -15,6 +15,7 @@
 #include <memory>
 #include <variant>
 
+#include <xgpu/amg.hpp>
 #include <xgpu/solver.hpp>
 #include <xgpu/sparse.hpp>
 #include <xgpu/xgpu.hpp>
@@ -40,6 +41,11 @@ struct Matrix {
 // A Laplacian stencil (2-D or 3-D, float or double).
 struct Stencil {
     std::variant<Laplacian2D<float>, Laplacian2D<double>, Laplacian3D<float>, Laplacian3D<double>> s;
+};
+
+// A smoothed aggregation hierarchy (xgpu/amg.hpp) of a float32 or float64 matrix.
+struct Multilevel {
+    std::variant<amg::SmoothedAggregation<float>, amg::SmoothedAggregation<double>> h;
 };
 
 using HostArray = nb::ndarray<nb::ro, nb::device::cpu, nb::c_contig, nb::ndim<1>>;
@@ -142,11 +148,42 @@ SolverReport solve_t(nb::handle a, nb::handle m, const ArrayDesc& bd, const Arra
         } else {
             throw nb::value_error("xgpu: M='jacobi' needs a sparse matrix A (the diagonal comes from it)");
         }
+    } else if (nb::isinstance<Multilevel>(m)) { // applied natively: no Python call per application
+        std::visit(
+            [&](const auto& h) {
+                if constexpr (std::is_same_v<std::remove_cvref_t<decltype(h)>, amg::SmoothedAggregation<T>>)
+                    o.preconditioner = h;
+                else
+                    throw InvalidArgument("xgpu: M: the hierarchy's type and b's differ");
+            },
+            nb::cast<const Multilevel&>(m).h);
+    } else if (nb::isinstance<Matrix>(m)) { // M as a matrix: y = M x by its SpMV
+        std::visit(
+            [&](const auto& mat) {
+                if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(mat)>::value_type, T>)
+                    o.preconditioner = Preconditioner<T>(mat);
+                else
+                    throw InvalidArgument("xgpu: M: the matrix's values and b have different types");
+            },
+            nb::cast<const Matrix&>(m).m);
+    } else if (nb::isinstance<Stencil>(m)) {
+        std::visit(
+            [&](const auto& st) {
+                using L = std::remove_cvref_t<decltype(st)>;
+                if constexpr (std::is_same_v<L, Laplacian2D<T>> || std::is_same_v<L, Laplacian3D<T>>)
+                    o.preconditioner = Preconditioner<T>(st);
+                else
+                    throw InvalidArgument("xgpu: M: the stencil's type and b's differ");
+            },
+            nb::cast<const Stencil&>(m).s);
     } else if (!m.is_none()) {
         const auto [n, call] = nb::cast<std::pair<std::int64_t, nb::object>>(m);
         py_m = std::make_unique<PyOperator<T>>(PyOperator<T>{n, call});
         o.preconditioner = Preconditioner<T>(*py_m);
     }
+    if (!o.preconditioner.none() && o.preconditioner.rows() != std::int64_t(b.size()))
+        throw ShapeError("xgpu: M has " + std::to_string(o.preconditioner.rows()) + " rows, the system " +
+                         std::to_string(b.size()));
     const auto run = [&](const auto& op) {
         nb::gil_scoped_release unlocked;
         return args.method == "cg" ? cg<T>(op, b, x, o) : bicgstab<T>(op, b, x, o);
@@ -281,6 +318,98 @@ void bind_sparse(nb::module_& m) {
                        : Stencil{Laplacian3D<float>(ctx, n[0], n[1], n[2])};
         throw nb::value_error("xgpu: a Laplacian stencil has 2 or 3 dimensions");
     });
+
+    nb::class_<Multilevel>(m, "SmoothedAggregation")
+        .def_prop_ro("levels",
+                     [](const Multilevel& a) { return std::visit([](const auto& h) { return h.levels(); }, a.h); })
+        .def_prop_ro("rows",
+                     [](const Multilevel& a) { return std::visit([](const auto& h) { return h.rows(); }, a.h); })
+        .def("level",
+             [](const Multilevel& a, std::size_t l, std::string_view which) {
+                 return std::visit(
+                     [&](const auto& h) {
+                         if (which == "P") return Matrix{h.prolongator_at(l)};
+                         if (which == "R") return Matrix{h.restriction_at(l)};
+                         return Matrix{h.operator_at(l)};
+                     },
+                     a.h);
+             })
+        .def("aggregates",
+             [](const Multilevel& a, std::size_t l) {
+                 return std::visit([&](const auto& h) { return h.aggregates_at(l).desc(); }, a.h);
+             })
+        .def("report",
+             [](const Multilevel& a) {
+                 const amg::Report& r = std::visit([](const auto& h) -> const amg::Report& { return h.report(); }, a.h);
+                 nb::dict d;
+                 nb::list levels;
+                 for (const auto& l : r.levels)
+                     levels.append(nb::make_tuple(l.rows, l.nnz, l.rho));
+                 d["levels"] = levels;
+                 d["operator_complexity"] = r.operator_complexity;
+                 d["grid_complexity"] = r.grid_complexity;
+                 d["bytes"] = r.bytes;
+                 d["setup"] =
+                     nb::make_tuple(r.strength_aggregation, r.prolongator, r.galerkin, r.coarse_solve, r.total);
+                 d["precision"] = r.precision;
+                 return d;
+             })
+        .def("refresh",
+             [](Multilevel& a, const Matrix& mat) {
+                 std::visit(
+                     [&](auto& h) {
+                         using T = std::remove_cvref_t<decltype(h)>;
+                         using V =
+                             std::conditional_t<std::is_same_v<T, amg::SmoothedAggregation<float>>, float, double>;
+                         const auto* csr = std::get_if<Csr32<V>>(&mat.m);
+                         if (!csr) throw InvalidArgument("xgpu: refresh: the matrix must have the hierarchy's type");
+                         nb::gil_scoped_release unlocked;
+                         h.refresh(*csr);
+                     },
+                     a.h);
+             })
+        .def("apply", [](const Multilevel& a, const ArrayDesc& x, const ArrayDesc& y) {
+            std::visit(
+                [&](const auto& h) {
+                    using T = std::remove_cvref_t<decltype(h)>;
+                    using V = std::conditional_t<std::is_same_v<T, amg::SmoothedAggregation<float>>, float, double>;
+                    if (x.dtype != dtype_v<V> || y.dtype != dtype_v<V>)
+                        throw InvalidArgument("xgpu: the hierarchy applies to vectors of its own type");
+                    const Array<V> xa(x);
+                    Array<V> ya(y);
+                    h.apply(xa, ya);
+                },
+                a.h);
+        });
+    m.def(
+        "smoothed_aggregation",
+        [](const Matrix& a, double theta, std::int64_t max_coarse, int max_levels, std::string_view smoother,
+           int presmooth, int postsmooth, bool single_precision) {
+            amg::Options o;
+            o.theta = theta;
+            o.max_coarse = max_coarse;
+            o.max_levels = max_levels;
+            if (smoother == "jacobi")
+                o.smoother = amg::Smoother::jacobi;
+            else if (smoother == "l1_jacobi")
+                o.smoother = amg::Smoother::l1_jacobi;
+            else
+                throw InvalidArgument("xgpu: no smoother '" + std::string(smoother) + "' (jacobi, l1_jacobi)");
+            o.presmooth = presmooth;
+            o.postsmooth = postsmooth;
+            o.single_precision = single_precision;
+            if (const auto* d = std::get_if<Csr32<double>>(&a.m)) {
+                nb::gil_scoped_release unlocked;
+                return Multilevel{amg::SmoothedAggregation<double>(*d, o)};
+            }
+            if (const auto* f = std::get_if<Csr32<float>>(&a.m)) {
+                nb::gil_scoped_release unlocked;
+                return Multilevel{amg::SmoothedAggregation<float>(*f, o)};
+            }
+            throw InvalidArgument("xgpu: smoothed aggregation takes a float32 or float64 matrix with int32 indices");
+        },
+        nb::arg("a"), nb::arg("theta"), nb::arg("max_coarse"), nb::arg("max_levels"), nb::arg("smoother"),
+        nb::arg("presmooth"), nb::arg("postsmooth"), nb::arg("single_precision"));
 
     nb::class_<SolverReport>(m, "SolverReport")
         .def_ro("method", &SolverReport::method)

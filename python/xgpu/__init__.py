@@ -24,7 +24,7 @@ from ._array import *  # noqa: E402,F401,F403
 from ._array import __all__ as _array_names  # noqa: E402
 from ._kernels import (ElementwiseKernel, ExclusiveScanKernel, Grid, InclusiveScanKernel, ReductionKernel,  # noqa: E402
                        ScanKernel, cumsum)
-from . import random, solvers, sparse  # noqa: E402
+from . import amg, random, solvers, sparse  # noqa: E402
 from .image import Image, ImageFormat, Sampler, create_image, image_from_array  # noqa: E402
 
 __version__ = "0.1.0"
@@ -32,5 +32,5 @@ __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgume
            "DTypeError",
            "BackendUnavailable", "BackendError", "BackendStatus", "Context", "Device", "Event", "Kernel", "Local",
            "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
-           "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "random", "solvers", "sparse", "Image",
+           "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "amg", "random", "solvers", "sparse", "Image",
            "ImageFormat", "Sampler", "create_image", "image_from_array", *_array_names]

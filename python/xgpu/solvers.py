@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _xgpu
 from ._array import Array, to_device, zeros
-from ._errors import ShapeError
+from ._errors import DTypeError, InvalidArgument, ShapeError
 from .sparse import Laplacian, csr_matrix
 
 
@@ -52,13 +52,38 @@ def _python_operator(op, n, dtype, context):
     return (n, call)
 
 
+def _native(a, n, dtype, context, what):
+    """An operator the library applies itself (no Python call per product), checked; else None."""
+    from .amg import MultilevelSolver, _Preconditioner
+
+    if isinstance(a, (MultilevelSolver, _Preconditioner)):
+        ml = a if isinstance(a, MultilevelSolver) else a._ml
+        native, shape, adtype = ml._h, (ml._h.rows, ml._h.rows), ml.dtype
+    elif isinstance(a, csr_matrix):
+        native, shape, adtype = a._m, a.shape, a.dtype
+    elif isinstance(a, Laplacian):
+        native, shape, adtype = a._s, a.shape, a.dtype
+    else:
+        return None
+    if tuple(shape) != (n, n):
+        raise ShapeError(f"xgpu: {what} is {tuple(shape)}, the system has {n} rows")
+    if adtype != dtype:
+        raise DTypeError(f"xgpu: {what} is {adtype}, b is {dtype}: convert one with astype")
+    return native
+
+
 def _operator(a, n, dtype, context, what):
-    if isinstance(a, csr_matrix):
-        return a._m
-    if isinstance(a, Laplacian):
-        return a._s
+    native = _native(a, n, dtype, context, what)
+    if native is not None:
+        return native
+    import scipy.sparse as sp
+
+    if what == "M" and (sp.issparse(a) or isinstance(a, np.ndarray)):
+        # scipy's M may be a matrix: moved to the device, applied by its SpMV.
+        return _native(csr_matrix(context, sp.csr_matrix(a), dtype=dtype), n, dtype, context, what)
     if not (hasattr(a, "shape") and hasattr(a, "matvec")):
-        raise TypeError(f"xgpu: {what} must be an xgpu sparse matrix, a Laplacian, or an object with shape and matvec")
+        raise DTypeError(f"xgpu: {what} must be an xgpu sparse matrix, a Laplacian, a multigrid hierarchy, a scipy "
+                         f"sparse matrix or array, or an object with shape and matvec, not {type(a).__name__}")
     if tuple(a.shape) != (n, n):
         raise ShapeError(f"xgpu: {what} is {tuple(a.shape)}, the system has {n} rows")
     return _python_operator(a, n, dtype, context)
@@ -76,11 +101,14 @@ def _solve(method, A, b, x0, rtol, atol, maxiter, M, variant="automatic", check_
     if context is None:
         raise TypeError(f"xgpu: {method}: b must be an xgpu array when A has no context")
     if not isinstance(b, Array):
-        b = to_device(context, np.asarray(b, dtype=getattr(A, "dtype", None)))
+        host = np.asarray(b)
+        if host.dtype.kind not in "biuf":
+            raise DTypeError(f"xgpu: {method}: b holds {host.dtype}; the solvers take float32 or float64 vectors")
+        b = to_device(context, host.astype(getattr(A, "dtype", None) or np.float64))
     if b.shape != (n,):
         raise ShapeError(f"xgpu: {method}: b has shape {b.shape}, the system {n} rows")
     if b.dtype not in (np.float32, np.float64):
-        raise TypeError(f"xgpu: {method}: b is {b.dtype}; the solvers take float32 or float64")
+        raise DTypeError(f"xgpu: {method}: b is {b.dtype}; the solvers take float32 or float64 (b.astype)")
     dtype = b.dtype
     if not b.flags["C_CONTIGUOUS"]:
         b = b.copy()
@@ -93,6 +121,8 @@ def _solve(method, A, b, x0, rtol, atol, maxiter, M, variant="automatic", check_
     if x.shape != (n,):
         raise ShapeError(f"xgpu: {method}: x0 has shape {x.shape}, the system {n} rows")
     op = _operator(A, n, dtype, context, "A")
+    if isinstance(M, str) and M != "jacobi":
+        raise InvalidArgument(f"xgpu: {method}: M='{M}': the only named preconditioner is 'jacobi'")
     m = M if M is None or isinstance(M, str) else _operator(M, n, dtype, context, "M")
     report = _xgpu.solve(method, op, m, b.desc, x.desc, float(rtol), float(atol), int(maxiter or 0), variant,
                          int(check_interval))
@@ -103,7 +133,10 @@ def _solve(method, A, b, x0, rtol, atol, maxiter, M, variant="automatic", check_
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, variant="automatic", check_interval=10):
     """Conjugate gradients for a symmetric positive definite A: scipy.sparse.linalg.cg's stopping
     rule |b - A x| <= max(rtol |b|, atol), checked on the true residual at the end. ``M``: None,
-    "jacobi", or an operator applying the inverse of a preconditioner. ``variant``: "classic",
+    "jacobi", a multigrid hierarchy (xgpu.amg; or its aspreconditioner()), an xgpu sparse matrix,
+    a scipy sparse matrix or ndarray (moved to the device), a Laplacian (each applied on the
+    device, no Python call per application), or any object with shape and matvec applying the
+    inverse of a preconditioner. ``variant``: "classic",
     "pipelined", "ghysels_vanroose" or "automatic" (docs/solvers.md); ``check_interval``: the
     iterations between the host's looks at the residual."""
     return _solve("cg", A, b, x0, rtol, atol, maxiter, M, variant, check_interval)

@@ -40,6 +40,14 @@ class csr_matrix:  # noqa: N801 (scipy's name)
                                    np.ascontiguousarray(m.indices, index), np.ascontiguousarray(m.data))
         self.context = context
 
+    @classmethod
+    def _wrap(cls, context, m):
+        """A matrix made on the device (a multigrid level): no copy."""
+        self = cls.__new__(cls)
+        self._m = m
+        self.context = context
+        return self
+
     @property
     def shape(self):
         return tuple(self._m.shape)

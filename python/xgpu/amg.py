@@ -1,0 +1,174 @@
+"""Algebraic multigrid on the device, with PyAMG's names:
+
+    ml = xgpu.amg.smoothed_aggregation_solver(A)      # A: xgpu.sparse.csr_matrix or scipy.sparse
+    print(ml)                                         # levels, unknowns, nonzeros, complexities
+    x = ml.solve(b, tol=1e-8, accel="cg")
+    x, info = xgpu.solvers.cg(A, b, rtol=1e-8, M=ml.aspreconditioner())
+
+The hierarchy is built and applied on the device (C++'s xgpu::amg::SmoothedAggregation,
+docs/solvers.md): ``M=ml.aspreconditioner()`` costs no Python call per application.
+"""
+
+import numpy as np
+
+from . import _xgpu
+from ._array import Array, to_device
+from ._errors import DTypeError, ShapeError
+from .sparse import csr_matrix
+
+
+class Level:
+    """One level of the hierarchy: ``A`` (and, above the coarsest, ``P`` and ``R = P^T``) as
+    ``xgpu.sparse.csr_matrix``, made on demand (device matrices, no copy to the host)."""
+
+    def __init__(self, ml, index):
+        self._ml = ml
+        self._index = index
+
+    def _matrix(self, which):
+        return csr_matrix._wrap(self._ml.context, self._ml._h.level(self._index, which))
+
+    @property
+    def A(self):  # noqa: N802 (PyAMG's name)
+        return self._matrix("A")
+
+    @property
+    def P(self):  # noqa: N802
+        return self._matrix("P")
+
+    @property
+    def R(self):  # noqa: N802
+        return self._matrix("R")
+
+    @property
+    def aggregates(self):
+        """Each row's aggregate (negative: in none), an xgpu int64 array."""
+        return Array(self._ml._h.aggregates(self._index))
+
+
+class _Preconditioner:
+    """The hierarchy as an operator (shape, matvec), recognised by xgpu.solvers natively."""
+
+    def __init__(self, ml):
+        self._ml = ml
+        self.shape = (ml._h.rows, ml._h.rows)
+        self.dtype = ml.dtype
+
+    def matvec(self, x):
+        return self._ml._cycle(x)
+
+
+class MultilevelSolver:
+    """A smoothed aggregation hierarchy (returned by smoothed_aggregation_solver)."""
+
+    def __init__(self, h, context, dtype):
+        self._h = h
+        self.context = context
+        self.dtype = np.dtype(dtype)
+        self.levels = [Level(self, i) for i in range(h.levels)]
+
+    def _report(self):
+        return self._h.report()
+
+    def operator_complexity(self):
+        """All levels' nonzeros over the finest's."""
+        return self._report()["operator_complexity"]
+
+    def grid_complexity(self):
+        """All levels' unknowns over the finest's."""
+        return self._report()["grid_complexity"]
+
+    @property
+    def setup_seconds(self):
+        """(strength and aggregation, prolongator, Galerkin products, smoothers and coarse inverse, total)."""
+        return self._report()["setup"]
+
+    @property
+    def bytes(self):
+        return self._report()["bytes"]
+
+    def _cycle(self, b):
+        if not isinstance(b, Array):
+            b = to_device(self.context, np.asarray(b, dtype=self.dtype))
+        if b.shape != (self._h.rows,):
+            raise ShapeError(f"xgpu: the hierarchy has {self._h.rows} rows, the vector shape {b.shape}")
+        if b.dtype != self.dtype:
+            raise DTypeError(f"xgpu: the hierarchy is {self.dtype}, the vector {b.dtype}")
+        if not b.flags["C_CONTIGUOUS"]:
+            b = b.copy()
+        y = Array(b.desc).copy()
+        self._h.apply(b.desc, y.desc)
+        return y
+
+    def aspreconditioner(self, cycle="V"):
+        """The hierarchy as a preconditioner for xgpu.solvers.cg / bicgstab (M=): a V-cycle per
+        application, on the device."""
+        if cycle != "V":
+            raise ValueError(f"xgpu: cycle '{cycle}': the hierarchy cycles V only")
+        return _Preconditioner(self)
+
+    def solve(self, b, x0=None, tol=1e-5, maxiter=None, accel="cg", residuals=None):
+        """Solves A x = b to |b - A x| <= tol |b| by ``accel`` ("cg" or "bicgstab") preconditioned
+        by a V-cycle; returns x (an xgpu array). ``residuals``, a list, receives |r| / |b| at each
+        check the solver made."""
+        from . import solvers
+
+        if accel not in ("cg", "bicgstab"):
+            raise ValueError(f"xgpu: accel '{accel}': cg or bicgstab")
+        method = solvers.cg if accel == "cg" else solvers.bicgstab
+        result = method(self.levels[0].A, b, x0, rtol=tol, maxiter=maxiter, M=self.aspreconditioner())
+        if residuals is not None:
+            residuals.extend(r for _, r in result.report.history)
+        self.last_report = result.report
+        return result.x
+
+    def refresh(self, A):
+        """New values for A on the same sparsity pattern: aggregates and patterns kept, the numbers
+        recomputed."""
+        A = _matrix(A, self.context)
+        self._h.refresh(A._m)
+
+    def __repr__(self):
+        r = self._report()
+        total = sum(n for _, n, _ in r["levels"])
+        lines = ["MultilevelSolver (xgpu smoothed aggregation, %s)" % r["precision"],
+                 "Number of Levels:     %d" % len(r["levels"]),
+                 "Operator Complexity: %6.3f" % r["operator_complexity"],
+                 "Grid Complexity:     %6.3f" % r["grid_complexity"],
+                 "Coarse Solver:        dense LU inverse",
+                 "  level   unknowns     nonzeros"]
+        for i, (rows, nnz, _) in enumerate(r["levels"]):
+            lines.append("   %2d   %10d   %10d [%5.2f%%]" % (i, rows, nnz, 100.0 * nnz / total))
+        return "\n".join(lines) + "\n"
+
+    __str__ = __repr__
+
+
+def _matrix(A, context):
+    if isinstance(A, csr_matrix):
+        return A
+    import scipy.sparse as sp
+
+    if sp.issparse(A):
+        if context is None:
+            raise TypeError("xgpu: a scipy.sparse matrix needs context= to go to the device")
+        return csr_matrix(context, A)
+    raise TypeError(f"xgpu: smoothed aggregation takes an xgpu.sparse.csr_matrix or a scipy.sparse matrix, not "
+                    f"{type(A).__name__}")
+
+
+def smoothed_aggregation_solver(A, *, context=None, theta=0.08, max_coarse=400, max_levels=12, smoother="jacobi",
+                                presmooth=1, postsmooth=1, single_precision=False):
+    """Builds a smoothed aggregation hierarchy of A (square, float32 or float64, positive diagonal)
+    on the device. A scipy.sparse A is moved to ``context``. ``smoother``: "jacobi" or
+    "l1_jacobi"; ``single_precision``: a float32 hierarchy for a float64 A."""
+    if context is None and isinstance(A, csr_matrix):
+        context = A.context
+    A = _matrix(A, context)
+    if A.dtype not in (np.float32, np.float64):
+        raise DTypeError(f"xgpu: smoothed aggregation takes float32 or float64 matrices, not {A.dtype}")
+    if A._m.index_dtype != "int32":
+        raise DTypeError("xgpu: smoothed aggregation takes matrices with int32 indices")
+    h = _xgpu.smoothed_aggregation(A._m, float(theta), int(max_coarse), int(max_levels), str(smoother),
+                                   int(presmooth), int(postsmooth), bool(single_precision))
+    return MultilevelSolver(h, A.context, A.dtype)

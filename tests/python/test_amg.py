@@ -1,0 +1,135 @@
+"""xgpu.amg (PyAMG's names) and the solvers' M= forms: every preconditioner scipy's M takes, applied
+on the device; the hierarchy against PyAMG's where PyAMG is installed; refusals before any work."""
+
+import numpy as np
+import pytest
+
+import xgpu
+from support import needs_fp64
+
+sp = pytest.importorskip("scipy.sparse")
+
+
+def poisson(n):
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    return (sp.kron(t, sp.eye(n)) + sp.kron(sp.eye(n), t)).tocsr()
+
+
+def host_residual(a, x, b):
+    return np.linalg.norm(b - a @ x) / np.linalg.norm(b)
+
+
+def test_smoothed_aggregation_solver(ctx, rng):
+    needs_fp64(ctx, np.float64)
+    a = poisson(90 + int(rng.integers(0, 20)))
+    ml = xgpu.amg.smoothed_aggregation_solver(a, context=ctx, max_coarse=60)
+    assert len(ml.levels) >= 3
+    assert 1.1 <= ml.operator_complexity() <= 1.6 and 1.0 < ml.grid_complexity() <= 1.3
+    text = str(ml)
+    assert "Number of Levels:" in text and "Operator Complexity:" in text
+    # Each level's operator is R A P of the level above, and R = P^T.
+    for fine, coarse in zip(ml.levels, ml.levels[1:]):
+        A, P, R = fine.A.get(), fine.P.get(), fine.R.get()
+        assert abs(R - P.T).max() == 0
+        assert abs(coarse.A.get() - R @ A @ P).max() <= 1e-12 * abs(A).max()
+    b = rng.uniform(-1, 1, a.shape[0])
+    residuals = []
+    x = ml.solve(b, tol=1e-8, residuals=residuals)
+    assert isinstance(x, xgpu.Array) and residuals
+    assert host_residual(a, x.get(), b) <= 1e-8 * 1.0001
+    assert ml.last_report.iterations <= 20
+    x = ml.solve(b, tol=1e-8, accel="bicgstab")
+    assert host_residual(a, x.get(), b) <= 1e-8 * 1.0001
+    # refresh: new values on the pattern, the solve still converges.
+    ml.refresh(xgpu.sparse.csr_matrix(ctx, 2 * a + sp.eye(a.shape[0])))
+    x = ml.solve(b, tol=1e-8)
+    assert host_residual(2 * a + sp.eye(a.shape[0]), x.get(), b) <= 1e-8 * 1.0001
+
+
+def test_against_pyamg(ctx, rng):
+    """Sizes within a band of PyAMG's standard aggregation: ours aggregates a distance-2
+    independent set, whose aggregates are up to a third larger."""
+    needs_fp64(ctx, np.float64)
+    pyamg = pytest.importorskip("pyamg")
+    a = poisson(128)
+    ours = xgpu.amg.smoothed_aggregation_solver(a, context=ctx, max_coarse=100)
+    theirs = pyamg.smoothed_aggregation_solver(a, strength=("symmetric", {"theta": 0.08}), max_coarse=100)
+    assert abs(ours.operator_complexity() - theirs.operator_complexity()) <= 0.1
+    n1, m1 = ours.levels[1].A.shape[0], theirs.levels[1].A.shape[0]
+    assert 0.7 * m1 <= n1 <= 1.1 * m1
+
+
+def test_m_forms(ctx, rng):
+    """M= as scipy takes it: each form gives the iterations of the same preconditioner applied
+    through a Python operator (with no Python call for the native forms)."""
+    needs_fp64(ctx, np.float64)
+    a = poisson(30)
+    A = xgpu.sparse.csr_matrix(ctx, a)
+    b = rng.uniform(-1, 1, a.shape[0])
+    d = sp.diags(1 / a.diagonal())
+    calls = [0]
+
+    class Python:
+        shape = a.shape
+
+        def matvec(self, x):
+            calls[0] += 1
+            return d @ x.get()
+
+    reference = xgpu.solvers.cg(A, b, rtol=1e-9, M=Python())
+    assert reference.info == 0 and calls[0] > 0
+    for M in ("jacobi", d, d.toarray(), xgpu.sparse.csr_matrix(ctx, d)):
+        r = xgpu.solvers.cg(A, b, rtol=1e-9, M=M)
+        assert r.info == 0 and abs(r.report.iterations - reference.report.iterations) <= 1
+    # A Laplacian as M (a poor preconditioner, but an operator the library applies itself).
+    lap = xgpu.sparse.Laplacian(ctx, 30, 30)
+    r = xgpu.solvers.bicgstab(A, b, rtol=1e-6, M=lap, maxiter=2000)
+    assert r.report.iterations > 0
+    # The hierarchy and its aspreconditioner(), natively.
+    ml = xgpu.amg.smoothed_aggregation_solver(A, max_coarse=50)
+    for M in (ml, ml.aspreconditioner()):
+        calls[0] = 0
+        r = xgpu.solvers.cg(A, b, rtol=1e-8, M=M)
+        assert r.info == 0 and r.report.iterations <= 20
+        assert host_residual(a, r.x.get(), b) <= 1e-8 * 1.0001
+
+
+def test_refusals(ctx, rng):
+    needs_fp64(ctx, np.float64)
+    a = poisson(12)
+    A = xgpu.sparse.csr_matrix(ctx, a)
+    b = rng.uniform(-1, 1, a.shape[0])
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.solvers.cg(A, b, M=xgpu.sparse.csr_matrix(ctx, sp.eye(5)))
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.solvers.cg(A, b, M=sp.eye(7))
+    with pytest.raises(xgpu.DTypeError) as e:
+        xgpu.solvers.cg(A, b, M=xgpu.sparse.csr_matrix(ctx, sp.eye(a.shape[0], dtype=np.float32)))
+    assert isinstance(e.value, TypeError)
+    with pytest.raises(xgpu.DTypeError):
+        xgpu.solvers.cg(A, xgpu.zeros(ctx, a.shape[0], np.int32))
+    with pytest.raises(xgpu.DTypeError):
+        xgpu.solvers.cg(A, "not a vector")
+    with pytest.raises(xgpu.DTypeError):
+        xgpu.solvers.cg(A, b, M=object())
+    with pytest.raises(xgpu.InvalidArgument) as e:
+        xgpu.solvers.cg(A, b, M="ilu")
+    assert isinstance(e.value, ValueError)
+    # Matrices multigrid refuses, before any work.
+    bad = a.tolil()
+    bad[3, 3] = 0
+    with pytest.raises(xgpu.InvalidArgument, match="diagonal"):
+        xgpu.amg.smoothed_aggregation_solver(bad.tocsr(), context=ctx)
+    bad = a.copy()
+    bad.data[5] = np.nan
+    with pytest.raises(xgpu.InvalidArgument, match="NaN"):
+        xgpu.amg.smoothed_aggregation_solver(bad, context=ctx)
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.amg.smoothed_aggregation_solver(sp.random(5, 6, 0.5, format="csr"), context=ctx)
+    with pytest.raises(TypeError):
+        xgpu.amg.smoothed_aggregation_solver(np.eye(4))
+    with pytest.raises(xgpu.DTypeError):
+        xgpu.amg.smoothed_aggregation_solver(xgpu.sparse.csr_matrix(ctx, a.astype(np.complex128)))
+    ml = xgpu.amg.smoothed_aggregation_solver(A)
+    with pytest.raises(xgpu.InvalidArgument, match="pattern"):
+        ml.refresh(xgpu.sparse.csr_matrix(ctx, poisson(11)))
