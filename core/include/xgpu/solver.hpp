@@ -104,7 +104,10 @@ template <class T> struct SolverOptions {
     double atol = 0;
     std::int64_t max_iterations = 0;  // 0: 10 * rows, at least 100
     Preconditioner<T> preconditioner; // none by default
-    int check_interval = 10;          // k: the host looks at the residual every k iterations
+    // k: the host looks at the residual every k iterations. With a preconditioner other than
+    // Jacobi (its kernels are not ended by the device's stop flag), every iteration, with at most
+    // two checks in flight, so that at most two iterations' preconditioner work runs past the stop.
+    int check_interval = 10;
     int ring_depth = 4;               // checks in flight: how far the host may run ahead of the device
     int replacement_interval = 50;    // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
     CgVariant variant = CgVariant::automatic;

@@ -229,7 +229,14 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
     const std::int64_t max_iterations = k.p.max_iterations;
     const double bnorm = report.rhs_norm;
     const std::size_t bytes = s.state_bytes();
-    const HostBuffer ring = s.context().alloc_host(bytes * std::size_t(o.ring_depth));
+    // A preconditioner other than Jacobi runs kernels of its own, which the device's stop flag
+    // does not end: every iteration enqueued past the stop would run it in full. So the host
+    // checks every iteration with at most two checks in flight (the device still works ahead
+    // of the host by an iteration).
+    const bool heavy = !o.preconditioner.none() && o.preconditioner.inverse_diagonal().empty();
+    const int interval = heavy ? 1 : o.check_interval;
+    const std::size_t depth = heavy ? std::size_t(std::min(o.ring_depth, 2)) : std::size_t(o.ring_depth);
+    const HostBuffer ring = s.context().alloc_host(bytes * depth);
     const Drain drain(s.queue()); // the ring outlives the copies into it, whatever throws
     struct Pending {
         Event done;
@@ -253,10 +260,10 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
     std::int64_t it = 1;
     for (; base + it <= max_iterations && !stop; ++it) {
         m.step(it);
-        if ((base + it) % o.check_interval == 0 || base + it == max_iterations) {
+        if ((base + it) % interval == 0 || base + it == max_iterations) {
             Event e = s.queue().read_async(s.state(), static_cast<char*>(ring.data()) + next * bytes, bytes);
             pending.push_back({e, next, base + it});
-            next = (next + 1) % std::size_t(o.ring_depth);
+            next = (next + 1) % depth;
         }
         // Over several processes every one must stop after the same iteration (each iteration sums
         // across them), so each waits for its checks as they come: their states agree, since every
@@ -270,7 +277,7 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
             pending.pop_front();
             take(e);
         }
-        if (!stop && pending.size() == std::size_t(o.ring_depth)) { // the ring is full: wait for its oldest
+        if (!stop && pending.size() == depth) { // the ring is full: wait for its oldest
             pending.front().done.wait();
             const Pending e = pending.front();
             pending.pop_front();

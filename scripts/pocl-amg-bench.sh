@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# pocl-amg-bench.sh: time to solution on this machine's CPU, in one run: solve-bench (CG, CG with
+# Chebyshev, CG with smoothed aggregation, on PoCL) beside PyAMG's smoothed aggregation with CG
+# (bench/peers/pyamg_solve.py; pip's pyamg), on the same Poisson problem.
+#
+#   scripts/pocl-amg-bench.sh [N] [repeat]     (2-D Poisson N^2, default 1024; median of 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-1024}
+R=${2:-3}
+BUILD=${BUILD:-build}
+export XGPU_BACKEND=${XGPU_BACKEND:-opencl}
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$BUILD/bench/solve-bench" --2d "$N" --repeat "$R"
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+if "$python" -c "import pyamg" 2>/dev/null; then
+    "$python" bench/peers/pyamg_solve.py --2d "$N" --repeat "$R"
+else
+    echo "pyamg is not installed (pip install pyamg): the peer is skipped"
+fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
