@@ -88,12 +88,12 @@ void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Array<I>& c_ptr, 
     const Context& ctx = a.context();
     const Queue q = ctx.current_queue();
     const auto rows = std::uint64_t(a.rows());
-    // One cursor per entry of A (an element stands in where A has none).
-    Array<I> cur = empty<I>(ctx, {std::max<std::size_t>(a.nnz(), 1)});
+    // One cursor and the column under it per entry of A (an element stands in where A has none).
+    Array<I> cur = empty<I>(ctx, {std::max<std::size_t>(a.nnz(), 1)}), head = empty<I>(ctx, {cur.size()});
     const std::uint32_t pass = numeric ? 1 : 0;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_rows")
         .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(),
-                cur, c_ptr, c_col, c_val, count, rows, long_row, pass);
+                cur, head, c_ptr, c_col, c_val, count, rows, long_row, pass);
     if (a.row_stats().max <= long_row) return;
     // The long rows, listed on the device.
     Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
