@@ -117,7 +117,7 @@ template <class T, class I> void products(const Context& ctx) {
     }
     SECTION("rows of more than 10^4 entries") {
         // Row 3 of A is dense (the work-group path), and B has a dense row too.
-        const std::int64_t m = 40, k = 30000, n = 11000;
+        const std::int64_t m = 40, k = 30000, n = 20000;
         auto len_a = lengths(m, 6, true);
         len_a[3] = 40000;
         auto len_b = lengths(k, 3, true);
