@@ -502,6 +502,41 @@ using test::solve;
 
 } // namespace
 
+TEST_CASE("ranks that pass different solver options are refused alike before any iteration", "[distributed]") {
+    const auto& comm = world();
+    if (comm.size() < 2) return;
+    const int rank = comm.rank();
+    XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
+        const auto m = dist::Matrix<double>::poisson2d(ctx, comm, 12, 10);
+        const Array<double> b = full<double>(ctx, {std::size_t(m.rows())}, 1.0);
+        const auto solve = [&](bool bicg, const SolverOptions<double>& o) {
+            Array<double> x;
+            return bicg ? bicgstab(m, b, x, o) : cg(m, b, x, o);
+        };
+        const auto last = rank == comm.size() - 1;
+        SolverOptions<double> o;
+        refused_alike([&] { solve(last, o); }, "the processes pass different methods (CG or BiCGStab)");
+        o.rtol = last ? 1e-6 : 1e-8;
+        refused_alike([&] { solve(false, o); }, "the processes pass different rtol");
+        o = {};
+        o.max_iterations = last ? 50 : 0;
+        refused_alike([&] { solve(false, o); }, "the processes pass different max_iterations");
+        o = {};
+        o.check_interval = 1 + rank;
+        refused_alike([&] { solve(false, o); }, "the processes pass different check_interval");
+        o = {};
+        o.variant = last ? CgVariant::pipelined : CgVariant::classic;
+        refused_alike([&] { solve(false, o); }, "the processes pass different CG variants");
+        o = {};
+        if (last) o.preconditioner = Jacobi<double>(m);
+        refused_alike([&] { solve(false, o); }, "the processes pass different preconditioners");
+        // The same options everywhere solve.
+        o = {};
+        o.preconditioner = Jacobi<double>(m);
+        CHECK(solve(false, o).converged());
+    }
+}
+
 TEST_CASE("CG and BiCGStab over the ranks equal the solve on one process", "[distributed]") {
     std::mt19937_64 g(shared_seed());
     const auto& comm = world();

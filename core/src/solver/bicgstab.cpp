@@ -69,6 +69,7 @@ private:
 
 template <class T>
 SolverReport bicgstab(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
+    krylov::agree_on_options("bicgstab", a.global, o);
     return krylov::solve<BiCGStab<T>>(a, b, x, o);
 }
 

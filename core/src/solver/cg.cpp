@@ -244,6 +244,7 @@ private:
 } // namespace
 
 template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o) {
+    krylov::agree_on_options("cg", a.global, o);
     CgVariant variant = o.variant;
     if (variant == CgVariant::automatic) { // an empty b has no device to ask; solve() refuses it
         double rows = double(b.size()), gpus = !b.empty() && b.context().device().type() != DeviceType::cpu;

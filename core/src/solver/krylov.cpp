@@ -2,11 +2,16 @@
 // with deferred convergence checking, and the end of a solve.
 #include "krylov.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -138,6 +143,20 @@ template <class T> void Solve<T>::end_sum() const {
 namespace {
 
 // Why a solve's inputs are refused (empty: they are not), and whether it is a matter of shape.
+// Options out of range (empty where none is).
+template <class T> std::string option_refusal(const char* method, const SolverOptions<T>& o) {
+    if (!(o.rtol >= 0) || !(o.atol >= 0))
+        return fmt::format("xgpu: {}: rtol and atol must be >= 0 (got {} and {})", method, o.rtol, o.atol);
+    if (o.max_iterations < 0)
+        return fmt::format("xgpu: {}: max_iterations must be >= 0, not {}", method, o.max_iterations);
+    if (o.check_interval < 1 || o.ring_depth < 1)
+        return fmt::format("xgpu: {}: check_interval and ring_depth must be >= 1 (got {} and {})", method,
+                           o.check_interval, o.ring_depth);
+    if (o.replacement_interval < 0)
+        return fmt::format("xgpu: {}: replacement_interval must be >= 0, not {}", method, o.replacement_interval);
+    return {};
+}
+
 struct Refusal {
     bool shape = false;
     std::string message;
@@ -159,17 +178,7 @@ Refusal refusal(const char* method, const OperatorRef<T>& a, const Array<T>& b, 
         return Refusal{false, fmt::format("xgpu: {}: x and b live on different contexts", method)};
     if (!x.empty() && may_share_memory(x.desc(), b.desc()))
         return Refusal{false, fmt::format("xgpu: {}: x shares memory with b", method)};
-    if (!(o.rtol >= 0) || !(o.atol >= 0))
-        return Refusal{false,
-                       fmt::format("xgpu: {}: rtol and atol must be >= 0 (got {} and {})", method, o.rtol, o.atol)};
-    if (o.max_iterations < 0)
-        return Refusal{false, fmt::format("xgpu: {}: max_iterations must be >= 0, not {}", method, o.max_iterations)};
-    if (o.check_interval < 1 || o.ring_depth < 1)
-        return Refusal{false, fmt::format("xgpu: {}: check_interval and ring_depth must be >= 1 (got {} and {})",
-                                          method, o.check_interval, o.ring_depth)};
-    if (o.replacement_interval < 0)
-        return Refusal{
-            false, fmt::format("xgpu: {}: replacement_interval must be >= 0, not {}", method, o.replacement_interval)};
+    if (std::string why = option_refusal(method, o); !why.empty()) return Refusal{false, std::move(why)};
     const auto& m = o.preconditioner;
     if (!m.none() && (m.rows() != a.rows || m.cols() != a.rows))
         return Refusal{true, fmt::format("xgpu: {}: the preconditioner is {}x{}, the operator {}x{}", method, m.rows(),
@@ -180,6 +189,55 @@ Refusal refusal(const char* method, const OperatorRef<T>& a, const Array<T>& b, 
 }
 
 } // namespace
+
+// Every process must run the same solve, or the sums of its iterations pair up wrongly and the
+// processes wait on each other forever. The options that decide the solve are compared through
+// one sum of each and of its square: they are P x and P x^2 exactly when every one of the P
+// processes has x (otherwise P sum(x^2) > sum(x)^2). Every process sees the same sums, so all
+// refuse alike, naming the first option that differs.
+template <class T> void agree_on_options(const char* method, const GlobalSum* global, const SolverOptions<T>& o) {
+    if (!global || global->processes() < 2) return;
+    // Options out of range on any process first, with the first such process's reason.
+    // (The agreement's protocol as prepare's: "S" or "I", then the message.)
+    const std::string mine = option_refusal(method, o);
+    if (const std::string why = global->agree(mine.empty() ? "" : "I" + mine); !why.empty()) {
+        if (why[0] == 'S') throw ShapeError(why.substr(1));
+        throw InvalidArgument(why.substr(1));
+    }
+    const auto tri = [](const std::optional<bool>& b) { return b ? (*b ? 1.0 : 0.0) : -1.0; };
+    const auto& m = o.preconditioner;
+    const std::pair<const char*, double> options[] = {
+        {"methods (CG or BiCGStab)", std::string_view(method) == "bicgstab" ? 1.0 : 0.0},
+        {"CG variants", double(int(o.variant))},
+        {"rtol", o.rtol},
+        {"atol", o.atol},
+        {"max_iterations", double(o.max_iterations)},
+        {"check_interval", double(o.check_interval)},
+        {"ring_depth", double(o.ring_depth)},
+        {"replacement_interval", double(o.replacement_interval)},
+        {"preconditioners (none, Jacobi or an operator)", m.none()                       ? 0.0
+                                                          : m.inverse_diagonal().empty() ? 2.0
+                                                                                         : 1.0},
+        {"fused_dots", tri(o.fused_dots)},
+        {"try_forms", tri(o.try_forms)},
+        {"form_trial_iterations", double(o.form_trial_iterations)},
+    };
+    constexpr int count = int(std::size(options));
+    double sums[2 * count];
+    for (int i = 0; i < count; ++i) {
+        sums[2 * i] = options[i].second;
+        sums[2 * i + 1] = options[i].second * options[i].second;
+    }
+    global->sum(sums, 2 * count);
+    const double p = global->processes();
+    for (int i = 0; i < count; ++i) {
+        const double s = sums[2 * i], q = sums[2 * i + 1];
+        if (std::abs(p * q - s * s) > 1e-9 * std::max(p * q, 1e-300))
+            throw InvalidArgument(fmt::format("xgpu: solve: the processes pass different {}: every process must "
+                                              "solve with the same options",
+                                              options[i].first));
+    }
+}
 
 template <class T>
 Prepared<T> prepare(const char* method, const OperatorRef<T>& a, const Array<T>& b, Array<T>& x,
@@ -476,6 +534,7 @@ template <class T> void FormTrial<T>::report(SolverReport& rep) const {
 #define XGPU_KRYLOV_INSTANTIATE(T)                                                                                     \
     template class Solve<T>;                                                                                           \
     template class FormTrial<T>;                                                                                       \
+    template void agree_on_options(const char*, const GlobalSum*, const SolverOptions<T>&);                            \
     template Prepared<T> prepare(const char*, const OperatorRef<T>&, const Array<T>&, Array<T>&,                       \
                                  const SolverOptions<T>&);                                                             \
     template void run(Setup<T>&, Method<T>&, Array<T>&);

@@ -133,6 +133,10 @@ template <class T> struct Prepared {
     bool copy_back; // x was copied: assign the answer back to the caller's
     std::int64_t max_iterations;
 };
+// Over several processes: throws InvalidArgument on every process alike unless all pass the same
+// method and options (one collective sum; the first collective of a solve, so that processes
+// running different methods meet in it). Nothing for one process.
+template <class T> void agree_on_options(const char* method, const GlobalSum* global, const SolverOptions<T>& o);
 template <class T>
 Prepared<T> prepare(const char* method, const OperatorRef<T>& a, const Array<T>& b, Array<T>& x,
                     const SolverOptions<T>& o);

@@ -148,7 +148,7 @@ Csr<T, I>::Csr(const Context& ctx, std::int64_t rows, std::int64_t cols, Array<I
                                           "columns outside 0 .. {}",
                                           facts[1], cols - 1));
     if (rows > 0) {
-        const Array<std::int64_t> l = len(Slice(0, rows));
+        const Array<std::int64_t> l = len(Slice{0, rows});
         stats_.min = std::int64_t(min(l).get());
         stats_.max = std::int64_t(max(l).get());
         stats_.mean = double(last) / double(rows);
