@@ -69,6 +69,25 @@ std::vector<double> random_vector(std::size_t n) {
     return v;
 }
 
+// Level l + 1's operator is R A P of level l's (host products: (R A P) x against R (A (P x)) for
+// a random x), with R = P^T.
+void check_galerkin(const amg::SmoothedAggregation<double>& ml, std::size_t l) {
+    const Host a = ml.operator_at(l).to_host(), p = ml.prolongator_at(l).to_host();
+    const Host r = ml.restriction_at(l).to_host(), c = ml.operator_at(l + 1).to_host();
+    CHECK(r.identical(sparse::transpose(p)));
+    const auto mul = [](const Host& m, const std::vector<double>& v) {
+        std::vector<double> y(std::size_t(m.rows), 0.0);
+        for (std::int64_t i = 0; i < m.rows; ++i)
+            for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
+                y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
+        return y;
+    };
+    const std::vector<double> x = random_vector(std::size_t(c.cols));
+    const auto want = mul(r, mul(a, mul(p, x))), got = mul(c, x);
+    for (std::size_t i = 0; i < got.size(); ++i)
+        CHECK(std::abs(got[i] - want[i]) <= 1e-10 * (1 + std::abs(want[i])));
+}
+
 // CG (or BiCGStab) with the hierarchy of h to rtol 1e-8: converged by the host's own residual.
 SolverReport solve_with_amg(const Context& ctx, const Host& h, const amg::Options& ao, std::int64_t most,
                             bool bicg = false, CgVariant variant = CgVariant::classic) {
@@ -115,23 +134,8 @@ TEST_CASE("CG with smoothed aggregation converges fast on Poisson", "[amg]") {
         CHECK(rep.levels[0].rho >= 1.7);
         CHECK(rep.levels[0].rho <= 2.0 + 1e-9);
         // Each coarse operator is R A P of the level above (host products).
-        for (std::size_t l = 0; l + 1 < ml.levels(); ++l) {
-            const Host a = ml.operator_at(l).to_host(), p = ml.prolongator_at(l).to_host();
-            const Host r = ml.restriction_at(l).to_host(), c = ml.operator_at(l + 1).to_host();
-            CHECK(r.identical(sparse::transpose(p)));
-            // (R A P) x against R (A (P x)) for a random x.
-            const std::vector<double> x = random_vector(std::size_t(c.cols));
-            const auto mul = [](const Host& m, const std::vector<double>& v) {
-                std::vector<double> y(std::size_t(m.rows), 0.0);
-                for (std::int64_t i = 0; i < m.rows; ++i)
-                    for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
-                        y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
-                return y;
-            };
-            const auto want = mul(r, mul(a, mul(p, x))), got = mul(c, x);
-            for (std::size_t i = 0; i < got.size(); ++i)
-                CHECK(std::abs(got[i] - want[i]) <= 1e-10 * (1 + std::abs(want[i])));
-        }
+        for (std::size_t l = 0; l + 1 < ml.levels(); ++l)
+            check_galerkin(ml, l);
         const SolverReport r = solve_with_amg(ctx, h, o, 100);
         CHECK(r.iterations <= 20);
         for (const CgVariant v : {CgVariant::pipelined, CgVariant::ghysels_vanroose})
@@ -200,21 +204,8 @@ TEST_CASE("smoothed aggregation is deterministic, refreshes, and runs in float32
         REQUIRE(refreshed.levels() == one.levels());
         for (std::size_t l = 0; l + 1 < refreshed.levels(); ++l) {
             CHECK(refreshed.aggregates_at(l).get() == one.aggregates_at(l).get());
-            const Host p = refreshed.prolongator_at(l).to_host(), c = refreshed.operator_at(l + 1).to_host();
-            CHECK(p.col_idx == one.prolongator_at(l).to_host().col_idx);
-            const Host a_l = refreshed.operator_at(l).to_host();
-            const Host rap = sparse::transpose(p); // R, then R A P by dense columns below
-            const std::vector<double> x = random_vector(std::size_t(c.cols));
-            const auto mul = [](const Host& m, const std::vector<double>& v) {
-                std::vector<double> y(std::size_t(m.rows), 0.0);
-                for (std::int64_t i = 0; i < m.rows; ++i)
-                    for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
-                        y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
-                return y;
-            };
-            const auto want = mul(rap, mul(a_l, mul(p, x))), got = mul(c, x);
-            for (std::size_t i = 0; i < got.size(); ++i)
-                CHECK(std::abs(got[i] - want[i]) <= 1e-10 * (1 + std::abs(want[i])));
+            CHECK(refreshed.prolongator_at(l).to_host().col_idx == one.prolongator_at(l).to_host().col_idx);
+            check_galerkin(refreshed, l);
         }
         {
             Array<double> x = zeros<double>(ctx, {std::size_t(h.rows)});

@@ -49,6 +49,7 @@ template <class S> struct Hierarchy {
 
 namespace {
 
+using sparse::detail::read_one;
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -72,12 +73,6 @@ template <class S> Kernel amg_kernel(const Context& ctx, const char* name) {
 Grid rows_grid(const Context& ctx, std::uint64_t rows) {
     const unsigned wg = amg_group(ctx);
     return codegen::groups_grid((rows + wg - 1) / wg, wg);
-}
-
-template <class E> E read_one(const Array<E>& a, std::size_t i) {
-    E v{};
-    a.context().current_queue().read(a.buffer(), &v, sizeof v, (std::size_t(a.offset()) + i) * sizeof(E));
-    return v;
 }
 
 // Exclusive scan of flag[0 .. n) (flag has n + 1 elements, the last 0): the numbers, and the count.

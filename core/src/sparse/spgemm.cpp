@@ -51,12 +51,6 @@ Grid rows_grid(const Context& ctx, std::uint64_t rows) {
     return codegen::groups_grid((rows + wg - 1) / wg, wg);
 }
 
-template <class E> E read_one(const Array<E>& a, std::size_t i) {
-    E v{};
-    a.context().current_queue().read(a.buffer(), &v, sizeof v, (std::size_t(a.offset()) + i) * sizeof(E));
-    return v;
-}
-
 // An exclusive scan of counts[0 .. rows) (counts has rows + 1 elements, the last ignored) into
 // row pointers of type I; the total is returned, refused (naming `what`) where it does not fit I.
 template <Index I> Array<I> row_pointers(const Array<std::int64_t>& counts, std::int64_t& total, const char* what) {

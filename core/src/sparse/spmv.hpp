@@ -45,6 +45,13 @@ template <Value T, Index I> struct SellArrays {
 };
 template <Value T, Index I> SellArrays<T, I> sell_arrays(const Csr<T, I>& a, unsigned chunk, unsigned sigma);
 
+// Element i of a device array, read by the host (a size or a count the device computed).
+template <class E> E read_one(const Array<E>& a, std::size_t i) {
+    E v{};
+    a.context().current_queue().read(a.buffer(), &v, sizeof v, (std::size_t(a.offset()) + i) * sizeof(E));
+    return v;
+}
+
 // kernels/spmv.h filled for T and I, for a skeleton's ${spmv_h} hook.
 template <Value T, Index I> std::string spmv_support();
 // "spmv_<family>|<T>|<I>": the start of a kernel key.
