@@ -72,6 +72,8 @@ namespace detail {
 template <class S> struct Hierarchy;
 }
 
+// A handle: copies (a Preconditioner holds one) share the hierarchy and its work vectors, so one
+// V-cycle of a hierarchy runs at a time, and refresh through any copy refreshes them all.
 template <class T> class SmoothedAggregation {
 public:
     // Builds the hierarchy of A (square, real, with a positive diagonal and finite values; each
