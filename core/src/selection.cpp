@@ -1,4 +1,4 @@
-// Backend and device selection: XGPU_BACKEND and XGPU_DEVICE, as DESIGN.md describes.
+// Backend and device selection: XGPU_BACKEND and XGPU_DEVICE (docs/runtime.md).
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
