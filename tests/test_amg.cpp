@@ -160,7 +160,8 @@ TEST_CASE("smoothed aggregation on 3-D, anisotropic and jumping-coefficient prob
         const Host jump =
             diffusion(90, 90, 1, [](std::int64_t x, std::int64_t y) { return ((x / 8 + y / 8) % 2) ? 1e4 : 1.0; });
         CHECK(solve_with_amg(ctx, jump, o, 200).iterations <= 40);
-        for (const char* file : {"gr_30_30.mtx", "lap3D_7pt_n20.mtx", "bcsstk04.mtx", "nos1.mtx"}) {
+        for (const char* file : {"gr_30_30.mtx", "lap3D_7pt_n20.mtx", "bcsstk03.mtx", "bcsstk04.mtx", "nos1.mtx",
+                                 "494_bus.mtx", "1138_bus.mtx", "Trefethen_2000.mtx"}) {
             INFO(file);
             const Host h = sparse::read_matrix_market<double>(std::string(XGPU_MATRICES_DIR) + "/" + file);
             solve_with_amg(ctx, h, o, 2000);
