@@ -1,5 +1,8 @@
 // The OpenCL backend: the compiler (programs from source and from cached binaries), and on PoCL
 // the gate that keeps work from running while a build does.
+#include <chrono>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "opencl.hpp"
@@ -48,9 +51,26 @@ std::unique_lock<std::shared_mutex> Context::quiesce_for_build() {
 detail::BuildResult Context::build(const std::string& source, const std::vector<std::string>& options) {
     const auto gate = quiesce_for_build();
     cl_int err = CL_SUCCESS;
-    cl::Program p(context, source, false, &err);
-    check(err, "clCreateProgramWithSource");
-    build_or_throw(p, cl_device, options, source, "compiling OpenCL C");
+    cl::Program p;
+    // PoCL keeps a kernel cache of its own (POCL_CACHE_DIR, shared by a user's processes), and
+    // processes building the same program into it at once can make one build fail with no
+    // diagnostic in its log (1 of 8 processes started together on an empty cache). Such a build
+    // is tried again with a fresh program after a pause; a build whose log names an error is not.
+    for (int attempt = 0;; ++attempt) {
+        p = cl::Program(context, source, false, &err);
+        check(err, "clCreateProgramWithSource");
+        std::vector<std::string> all = options;
+        all.push_back("-cl-kernel-arg-info");
+        const cl_int built = p.build({cl_device}, join_options(all).c_str());
+        if (built == CL_SUCCESS) break;
+        const std::string log = build_log(p, cl_device);
+        if (pocl_ && built == CL_BUILD_PROGRAM_FAILURE && attempt < 5 && log.find("error") == std::string::npos) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10 << (2 * attempt)));
+            continue;
+        }
+        detail::throw_compile_error("opencl", "compiling OpenCL C", "clBuildProgram", built, error_name(built), log,
+                                    all, options, source);
+    }
 
     auto program = std::make_shared<Program>(p);
     program->build_log = build_log(p, cl_device);
