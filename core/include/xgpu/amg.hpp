@@ -47,7 +47,7 @@ struct Options {
     int presmooth = 1, postsmooth = 1;    // sweeps before and after the coarse correction (equal: symmetric)
     double omega = 4.0 / 3.0;             // the Jacobi smoother's damping, over rho(D^-1 A)
     double prolongator_omega = 4.0 / 3.0; // the prolongator's smoothing, over rho(D^-1 A)
-    int power_steps = 15;                 // power iterations for rho(D^-1 A), each level
+    int lanczos_steps = 20;               // Lanczos steps for rho(D^-1 A), each level
     bool single_precision = false;        // a double solve with the hierarchy in float
 };
 
@@ -79,6 +79,10 @@ public:
     // Builds the hierarchy of A (square, real, with a positive diagonal and finite values; each
     // checked before any work, InvalidArgument or ShapeError naming the problem).
     explicit SmoothedAggregation(const sparse::Csr<T>& a, const Options& o = {});
+    // With a near-null-space vector b of A (one value per row, none zero; the constant by default):
+    // the vector that A maps to nearly zero, which each aggregate's column of the tentative
+    // prolongator holds (normalised), e.g. the rigid translation of a problem scaled row by row.
+    SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o = {});
 
     // New values for A on the same sparsity pattern: the aggregates, the pattern of P and R and of
     // every coarse operator are kept; the values, rho, the smoothers and the coarse inverse are
@@ -102,6 +106,9 @@ public:
     // Level l's aggregate of each of its rows (the column of its entry in the tentative P; negative
     // for a row without strong neighbours, which is in no aggregate).
     Array<std::int64_t> aggregates_at(std::size_t l) const;
+    // Level l's near-null-space vector: b (or the constant) on level 0, then each aggregate's norm
+    // of the level above's, so that the tentative prolongator maps level l + 1's onto level l's.
+    Array<T> candidate_at(std::size_t l) const;
 
 private:
     std::int64_t rows_ = 0;
