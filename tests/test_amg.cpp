@@ -184,6 +184,15 @@ TEST_CASE("CG with smoothed aggregation converges fast on Poisson", "[amg]") {
         amg::Options l1 = o;
         l1.smoother = amg::Smoother::l1_jacobi;
         CHECK(solve_with_amg(ctx, h, l1, 100).iterations <= 30);
+        amg::Options cheb = o;
+        cheb.smoother = amg::Smoother::chebyshev;
+        for (const int degree : {1, 2, 3}) {
+            cheb.chebyshev_degree = degree;
+            CHECK(solve_with_amg(ctx, h, cheb, 100).iterations <= 20);
+            CHECK(solve_with_amg(ctx, h, cheb, 100, false, CgVariant::pipelined).iterations <= 22);
+        }
+        cheb.presmooth = cheb.postsmooth = 2;
+        CHECK(solve_with_amg(ctx, h, cheb, 100).iterations <= 15);
     }
 }
 

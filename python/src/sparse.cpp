@@ -384,7 +384,7 @@ void bind_sparse(nb::module_& m) {
     m.def(
         "smoothed_aggregation",
         [](const Matrix& a, double theta, std::int64_t max_coarse, int max_levels, std::string_view smoother,
-           int presmooth, int postsmooth, bool single_precision) {
+           int presmooth, int postsmooth, bool single_precision, std::optional<ArrayDesc> b) {
             amg::Options o;
             o.theta = theta;
             o.max_coarse = max_coarse;
@@ -393,23 +393,34 @@ void bind_sparse(nb::module_& m) {
                 o.smoother = amg::Smoother::jacobi;
             else if (smoother == "l1_jacobi")
                 o.smoother = amg::Smoother::l1_jacobi;
+            else if (smoother == "chebyshev")
+                o.smoother = amg::Smoother::chebyshev;
             else
-                throw InvalidArgument("xgpu: no smoother '" + std::string(smoother) + "' (jacobi, l1_jacobi)");
+                throw InvalidArgument("xgpu: no smoother '" + std::string(smoother) +
+                                      "' (jacobi, l1_jacobi, chebyshev)");
             o.presmooth = presmooth;
             o.postsmooth = postsmooth;
             o.single_precision = single_precision;
+            const auto near_null_space = [&]<class V>() {
+                if (!b) return Array<V>();
+                if (b->dtype != dtype_v<V>)
+                    throw InvalidArgument("xgpu: smoothed aggregation: B must have the matrix's dtype");
+                return Array<V>(*b);
+            };
             if (const auto* d = std::get_if<Csr32<double>>(&a.m)) {
+                const Array<double> bd = near_null_space.template operator()<double>();
                 nb::gil_scoped_release unlocked;
-                return Multilevel{amg::SmoothedAggregation<double>(*d, o)};
+                return Multilevel{amg::SmoothedAggregation<double>(*d, bd, o)};
             }
             if (const auto* f = std::get_if<Csr32<float>>(&a.m)) {
+                const Array<float> bf = near_null_space.template operator()<float>();
                 nb::gil_scoped_release unlocked;
-                return Multilevel{amg::SmoothedAggregation<float>(*f, o)};
+                return Multilevel{amg::SmoothedAggregation<float>(*f, bf, o)};
             }
             throw InvalidArgument("xgpu: smoothed aggregation takes a float32 or float64 matrix with int32 indices");
         },
         nb::arg("a"), nb::arg("theta"), nb::arg("max_coarse"), nb::arg("max_levels"), nb::arg("smoother"),
-        nb::arg("presmooth"), nb::arg("postsmooth"), nb::arg("single_precision"));
+        nb::arg("presmooth"), nb::arg("postsmooth"), nb::arg("single_precision"), nb::arg("b").none());
 
     nb::class_<SolverReport>(m, "SolverReport")
         .def_ro("method", &SolverReport::method)

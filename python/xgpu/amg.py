@@ -157,11 +157,13 @@ def _matrix(A, context):
                     f"{type(A).__name__}")
 
 
-def smoothed_aggregation_solver(A, *, context=None, theta=0.08, max_coarse=400, max_levels=12, smoother="jacobi",
-                                presmooth=1, postsmooth=1, single_precision=False):
+def smoothed_aggregation_solver(A, B=None, *, context=None, theta=0.08, max_coarse=400, max_levels=12,
+                                smoother="jacobi", presmooth=1, postsmooth=1, single_precision=False):
     """Builds a smoothed aggregation hierarchy of A (square, float32 or float64, positive diagonal)
-    on the device. A scipy.sparse A is moved to ``context``. ``smoother``: "jacobi" or
-    "l1_jacobi"; ``single_precision``: a float32 hierarchy for a float64 A."""
+    on the device. A scipy.sparse A is moved to ``context``. ``B``: the near-null-space vector
+    (PyAMG's name; one column, none of its entries zero; the constant by default). ``smoother``:
+    "jacobi", "l1_jacobi" or "chebyshev"; ``single_precision``: a float32 hierarchy for a float64
+    A."""
     if context is None and isinstance(A, csr_matrix):
         context = A.context
     A = _matrix(A, context)
@@ -169,6 +171,24 @@ def smoothed_aggregation_solver(A, *, context=None, theta=0.08, max_coarse=400, 
         raise DTypeError(f"xgpu: smoothed aggregation takes float32 or float64 matrices, not {A.dtype}")
     if A._m.index_dtype != "int32":
         raise DTypeError("xgpu: smoothed aggregation takes matrices with int32 indices")
+    b = None
+    if B is not None:
+        if not isinstance(B, Array):
+            B = np.asarray(B)
+            if B.dtype.kind not in "iuf":
+                raise DTypeError(f"xgpu: B must hold real numbers, not {B.dtype}")
+        if B.ndim == 2 and B.shape[1] == 1:
+            B = B.reshape(B.shape[0])
+        if B.shape != (A.shape[0],):
+            raise ShapeError(f"xgpu: B has shape {B.shape}: one near-null-space vector of {A.shape[0]} values "
+                             f"(shape ({A.shape[0]},) or ({A.shape[0]}, 1)) is taken")
+        if isinstance(B, Array):
+            if B.dtype != A.dtype:
+                raise DTypeError(f"xgpu: B is {B.dtype}, the matrix {A.dtype}")
+            B = B if B.flags["C_CONTIGUOUS"] else B.copy()
+        else:
+            B = to_device(A.context, B.astype(A.dtype))
+        b = B.desc
     h = _xgpu.smoothed_aggregation(A._m, float(theta), int(max_coarse), int(max_levels), str(smoother),
-                                   int(presmooth), int(postsmooth), bool(single_precision))
+                                   int(presmooth), int(postsmooth), bool(single_precision), b)
     return MultilevelSolver(h, A.context, A.dtype)

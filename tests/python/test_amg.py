@@ -46,6 +46,40 @@ def test_smoothed_aggregation_solver(ctx, rng):
     assert host_residual(2 * a + sp.eye(a.shape[0]), x.get(), b) <= 1e-8 * 1.0001
 
 
+def test_near_null_space_and_chebyshev(ctx, rng):
+    """B= (PyAMG's name): D A D with a random positive diagonal D has the near-null-space vector
+    D^-1 1, which the constant misses; the Chebyshev smoother; B's refusals."""
+    needs_fp64(ctx, np.float64)
+    a = poisson(60 + int(rng.integers(0, 10)))
+    d = rng.uniform(0.1, 10, a.shape[0])
+    scaled = (sp.diags(d) @ a @ sp.diags(d)).tocsr()
+    b = rng.uniform(-1, 1, a.shape[0])
+    its = {}
+    for name, B in (("constant", None), ("ndarray", 1 / d), ("column", (1 / d)[:, None]),
+                    ("device", xgpu.to_device(ctx, 1 / d))):
+        ml = xgpu.amg.smoothed_aggregation_solver(scaled, B, context=ctx, max_coarse=50)
+        x = ml.solve(b, tol=1e-8, maxiter=300)
+        assert host_residual(scaled, x.get(), b) <= 1e-8 * 1.0001
+        its[name] = ml.last_report.iterations
+    assert its["ndarray"] == its["column"] == its["device"] <= 20
+    assert its["ndarray"] < its["constant"]
+    ml = xgpu.amg.smoothed_aggregation_solver(a, context=ctx, max_coarse=50, smoother="chebyshev")
+    x = ml.solve(b, tol=1e-8)
+    assert host_residual(a, x.get(), b) <= 1e-8 * 1.0001 and ml.last_report.iterations <= 20
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.amg.smoothed_aggregation_solver(a, np.ones((a.shape[0], 2)), context=ctx)
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.amg.smoothed_aggregation_solver(a, np.ones(a.shape[0] - 1), context=ctx)
+    with pytest.raises(xgpu.DTypeError):
+        xgpu.amg.smoothed_aggregation_solver(a, np.array(["x"] * a.shape[0]), context=ctx)
+    zero = np.ones(a.shape[0])
+    zero[3] = 0
+    with pytest.raises(ValueError, match="zero entry"):
+        xgpu.amg.smoothed_aggregation_solver(a, zero, context=ctx)
+    with pytest.raises(ValueError, match="no smoother 'gauss_seidel'"):
+        xgpu.amg.smoothed_aggregation_solver(a, context=ctx, smoother="gauss_seidel")
+
+
 def test_against_pyamg(ctx, rng):
     """Sizes within a band of PyAMG's standard aggregation: ours aggregates a distance-2
     independent set, whose aggregates are up to a third larger."""

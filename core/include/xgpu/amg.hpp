@@ -36,6 +36,7 @@ namespace xgpu::amg {
 enum class Smoother {
     jacobi,    // damped Jacobi, omega / rho(D^-1 A) scaled (omega 4/3 by default)
     l1_jacobi, // L1-Jacobi: D + the off-diagonal row sums of |a_ij|, undamped (no eigenvalue needed)
+    chebyshev, // a Chebyshev polynomial in D^-1 A of chebyshev_degree on [rho / 30, 1.1 rho] per sweep
 };
 const char* name(Smoother s);
 
@@ -45,9 +46,12 @@ struct Options {
     int max_levels = 12;
     Smoother smoother = Smoother::jacobi;
     int presmooth = 1, postsmooth = 1;    // sweeps before and after the coarse correction (equal: symmetric)
-    double omega = 4.0 / 3.0;             // the Jacobi smoother's damping, over rho(D^-1 A)
+    // The Jacobi smoother's damping, over rho(D^-1 A): the error modes a V-cycle leaves to the
+    // smoother span about [rho / 8, rho], not only the upper half that 4/3 balances.
+    double omega = 1.7;
     double prolongator_omega = 4.0 / 3.0; // the prolongator's smoothing, over rho(D^-1 A)
     int lanczos_steps = 20;               // Lanczos steps for rho(D^-1 A), each level
+    int chebyshev_degree = 2;             // the Chebyshev smoother's products per sweep
     bool single_precision = false;        // a double solve with the hierarchy in float
 };
 

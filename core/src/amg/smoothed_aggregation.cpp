@@ -21,7 +21,12 @@
 namespace xgpu::amg {
 
 const char* name(Smoother s) {
-    return s == Smoother::jacobi ? "jacobi" : "l1_jacobi";
+    switch (s) {
+    case Smoother::jacobi: return "jacobi";
+    case Smoother::l1_jacobi: return "l1_jacobi";
+    case Smoother::chebyshev: return "chebyshev";
+    }
+    return "?";
 }
 
 namespace detail {
@@ -33,9 +38,12 @@ template <class S> struct Level {
     Array<S> tentative;               // each row's value in the tentative prolongator (0: in no aggregate)
     Array<std::int32_t> t_ptr, t_col; // the tentative prolongator (kept for refresh)
     Array<S> t_val;
-    Array<S> w; // the smoother: y = x + w (b - A x)
+    Array<S> w; // the smoother: y = x + w (b - A x) (Chebyshev: w = D^-1)
+    // Chebyshev's step k: d = c_d[k] d + c_r[k] w (b - A x), y = x + d.
+    std::vector<double> c_d, c_r;
     double rho = 0;
-    mutable Array<S> x, t, res, b; // work: the level's iterate, its other half, residual, right-hand side
+    // work: the level's iterate, its other half, residual, right-hand side, Chebyshev's direction
+    mutable Array<S> x, t, res, b, d;
 };
 
 template <class S> struct Hierarchy {
@@ -43,6 +51,7 @@ template <class S> struct Hierarchy {
     Options o;
     std::vector<Level<S>> levels;
     Array<S> inverse; // the coarsest level's, n x n by columns
+    Kernel smooth, dense; // the cycle's: held, not looked up each cycle
 
     // reuse: refresh's numbers on the kept aggregates; b: the finest level's near-null-space
     // vector (empty: the constant).
@@ -381,11 +390,31 @@ void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, c
             amg_kernel<S>(ctx, "xgpu_amg_l1")
                 .launch(q, rows_grid(ctx, n), L.a.row_ptr(), L.a.values(), L.w, std::uint64_t(n));
             L.w = S(1) / L.w;
-        } else {
-            if (L.rho == 0) L.rho = spectral_radius(L.a, Array<S>(S(1) / L.a.diagonal()), o.lanczos_steps);
+            continue;
+        }
+        if (L.rho == 0) L.rho = spectral_radius(L.a, Array<S>(S(1) / L.a.diagonal()), o.lanczos_steps);
+        if (o.smoother == Smoother::jacobi) {
             L.w = S(o.omega / L.rho) / L.a.diagonal();
+            continue;
+        }
+        // Chebyshev on [rho / 30, 1.1 rho] of D^-1 A (Adams et al. 2003; the bounds of PyAMG and
+        // Ifpack2): the three-term recurrence's coefficients for each step of the polynomial.
+        L.w = S(1) / L.a.diagonal();
+        L.d = empty<S>(ctx, {n});
+        const double upper = 1.1 * L.rho, lower = upper / 30;
+        const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
+        L.c_d = {0.0};
+        L.c_r = {1 / theta};
+        double r = 1 / sigma;
+        for (int k = 1; k < o.chebyshev_degree; ++k) {
+            const double next = 1 / (2 * sigma - r);
+            L.c_d.push_back(next * r);
+            L.c_r.push_back(2 * next / delta);
+            r = next;
         }
     }
+    smooth = amg_kernel<S>(ctx, o.smoother == Smoother::chebyshev ? "xgpu_amg_chebyshev" : "xgpu_amg_jacobi");
+    dense = amg_kernel<S>(ctx, "xgpu_amg_dense");
     const Level<S>& last = levels.back();
     const auto nc = std::size_t(last.a.rows());
     if (nc <= 4000)
@@ -418,30 +447,43 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
     const Queue q = ctx.current_queue();
     const auto n = std::uint64_t(L.a.rows());
     const Grid g = rows_grid(ctx, n);
-    const Kernel jacobi = amg_kernel<S>(ctx, "xgpu_amg_jacobi");
-    const auto sweep = [&](const Array<S>* x, Array<S>& y) {
-        jacobi.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, y, n,
-                      std::uint32_t(x ? 0 : 1));
-    };
-    if (l + 1 == levels.size()) {
-        if (!inverse.empty()) {
-            amg_kernel<S>(ctx, "xgpu_amg_dense").launch(q, g, inverse, b, out, n);
-        } else { // too large for a dense inverse: smoothing sweeps
-            sweep(nullptr, L.x);
-            for (int s = 0; s < 20; ++s) {
-                sweep(&L.x, L.t);
-                std::swap(L.x, L.t);
-            }
-            out.assign(L.x);
+    // Smoothing step j from x (nullptr: from zero) into y; Chebyshev's polynomial restarts each
+    // sweep of `per` steps.
+    const bool chebyshev = o.smoother == Smoother::chebyshev;
+    const int per = chebyshev ? o.chebyshev_degree : 1;
+    const auto step = [&](int j, const Array<S>* x, Array<S>& y) {
+        const auto x_zero = std::uint32_t(x ? 0 : 1);
+        if (chebyshev) {
+            const auto k = std::size_t(j % per);
+            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, L.d, y, n,
+                          S(L.c_d[k]), S(L.c_r[k]), x_zero);
+        } else {
+            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, y, n, x_zero);
         }
-        return;
-    }
-    if (o.presmooth > 0) {
-        sweep(nullptr, L.x);
-        for (int s = 1; s < o.presmooth; ++s) {
-            sweep(&L.x, L.t);
+    };
+    // `steps` steps from zero (from_zero) or from L.x, the last into *last (nullptr: into L.x, by
+    // way of L.t: a step never writes the vector it reads).
+    const auto smoothing = [&](int steps, bool from_zero, Array<S>* last) {
+        for (int j = 0; j < steps; ++j) {
+            const Array<S>* x = j == 0 && from_zero ? nullptr : &L.x;
+            if (last && j + 1 == steps) {
+                step(j, x, *last);
+                return;
+            }
+            step(j, x, L.t);
             std::swap(L.x, L.t);
         }
+    };
+    if (l + 1 == levels.size()) {
+        if (!inverse.empty())
+            dense.launch(q, g, inverse, b, out, n);
+        else // too large for a dense inverse: smoothing
+            smoothing(21 * per, true, &out);
+        return;
+    }
+    const int pre = o.presmooth * per, post = o.postsmooth * per;
+    if (pre > 0) {
+        smoothing(pre, true, nullptr);
         L.res.assign(b);
         sparse::spmv(L.a, L.x, L.res, S(-1), S(1));
         sparse::spmv(L.r, L.res, levels[l + 1].b);
@@ -452,15 +494,10 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
     const Level<S>& next = levels[l + 1];
     cycle(l + 1, next.b, next.res);
     sparse::spmv(L.p, next.res, L.x, S(1), S(1));
-    for (int s = 0; s < o.postsmooth; ++s) {
-        if (s + 1 == o.postsmooth) {
-            sweep(&L.x, out);
-        } else {
-            sweep(&L.x, L.t);
-            std::swap(L.x, L.t);
-        }
-    }
-    if (o.postsmooth == 0) out.assign(L.x);
+    if (post > 0)
+        smoothing(post, false, &out);
+    else
+        out.assign(L.x);
 }
 
 } // namespace detail
@@ -472,12 +509,12 @@ template <class T> void check_matrix(const sparse::Csr<T>& a, const Options& o) 
         throw ShapeError(fmt::format("xgpu: amg: the matrix is {} x {}: it must be square", a.rows(), a.cols()));
     if (a.rows() == 0 || a.nnz() == 0) throw InvalidArgument("xgpu: amg: the matrix is empty");
     if (!(o.theta >= 0) || o.max_coarse < 1 || o.max_levels < 1 || o.presmooth < 0 || o.postsmooth < 0 ||
-        !(o.omega > 0) || !(o.prolongator_omega > 0) || o.lanczos_steps < 1)
+        !(o.omega > 0) || !(o.prolongator_omega > 0) || o.lanczos_steps < 1 || o.chebyshev_degree < 1)
         throw InvalidArgument(fmt::format("xgpu: amg: bad options: theta {} must be >= 0, max_coarse {} and max_levels "
                                           "{} >= 1, presmooth {} and postsmooth {} >= 0, omega {} and "
-                                          "prolongator_omega {} > 0, lanczos_steps {} >= 1",
+                                          "prolongator_omega {} > 0, lanczos_steps {} and chebyshev_degree {} >= 1",
                                           o.theta, o.max_coarse, o.max_levels, o.presmooth, o.postsmooth, o.omega,
-                                          o.prolongator_omega, o.lanczos_steps));
+                                          o.prolongator_omega, o.lanczos_steps, o.chebyshev_degree));
     // One pass each, before any work: finite values (a NaN or infinity makes the sum of v * 0 a
     // NaN), a positive diagonal.
     const double finite = double(sum(a.values() * T(0)).get());
