@@ -1,8 +1,9 @@
 // solve-bench: time to solution (preconditioner setup + solve, from x = 0 to rtol) of the Poisson
 // problem, for CG, CG with Chebyshev and CG with smoothed aggregation multigrid (float64 and
-// float32 hierarchies), side by side on the default device (XGPU_BACKEND, XGPU_DEVICE).
+// float32 hierarchies; amg-cheb: the Chebyshev smoother), side by side on the default device
+// (XGPU_BACKEND, XGPU_DEVICE).
 //
-//   solve-bench [--2d N | --3d N] [--tol 1e-8] [--repeat R] [--methods cg,cheb,amg,amg-f32]
+//   solve-bench [--2d N | --3d N] [--tol 1e-8] [--repeat R] [--methods cg,cheb,amg,amg-f32,amg-cheb]
 //
 // Each method runs once untimed (kernels compiled, memory pooled), then R times; the median run's
 // wall time (the host's clock around setup and solve, the device finished) is printed with its
@@ -48,12 +49,13 @@ Run run(const Context& ctx, const sparse::Csr<double>& a, const Array<double>& b
     o.variant = CgVariant::classic;
     if (method == "cheb") {
         o.preconditioner = Chebyshev<double>(ctx, a);
-    } else if (method == "amg" || method == "amg-f32") {
+    } else if (method == "amg" || method == "amg-f32" || method == "amg-cheb") {
         amg::Options ao;
         ao.single_precision = method == "amg-f32";
+        if (method == "amg-cheb") ao.smoother = amg::Smoother::chebyshev;
         o.preconditioner = amg::SmoothedAggregation<double>(a, ao);
     } else if (method != "cg") {
-        throw InvalidArgument("solve-bench: no method '" + method + "' (cg, cheb, amg, amg-f32)");
+        throw InvalidArgument("solve-bench: no method '" + method + "' (cg, cheb, amg, amg-f32, amg-cheb)");
     }
     ctx.current_queue().finish();
     r.setup = seconds_since(t0);
