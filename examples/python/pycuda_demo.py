@@ -13,16 +13,16 @@ ctx = xgpu.Context.from_env()
 a = np.random.randn(4, 4).astype(np.float32)
 a_gpu = xgpu.to_device(ctx, a)
 
-# The kernel in xgpu's dialect: the same source compiles with NVRTC and with OpenCL C. An array
-# argument is a pointer and an element offset (a view starts inside its buffer).
+# PyCUDA's kernel in xgpu's dialect: the same source compiles with NVRTC and with OpenCL C.
+# Launched as PyCUDA launches it: the array is one pointer, block= and grid= the launch's shape.
 module = ctx.compile("""
-XGPU_KERNEL void doublify(XGPU_GLOBAL float* a, long a_offset) {
+XGPU_KERNEL void doublify(XGPU_GLOBAL float* a) {
     const int idx = (int)(XGPU_LOCAL_ID(0) + XGPU_LOCAL_ID(1) * 4);
-    a[a_offset + idx] *= 2;
+    a[idx] *= 2;
 }
 """)
-doublify = module.kernel("doublify")
-doublify(ctx.queue, xgpu.Grid((4, 4), (4, 4)), a_gpu)
+doublify = module.get_function("doublify")
+doublify(a_gpu, block=(4, 4, 1), grid=(1, 1))
 
 a_doubled = a_gpu.get()
 print("original array:")

@@ -18,17 +18,18 @@ queue = ctx.queue
 a_g = xgpu.to_device(ctx, a_np)
 b_g = xgpu.to_device(ctx, b_np)
 
+# PyOpenCL's kernel in xgpu's dialect (the same text compiles with OpenCL C and NVRTC); each
+# array is one pointer, passed as PyOpenCL passes it: a_g.data.
 prg = ctx.compile("""
-XGPU_KERNEL void sum(XGPU_GLOBAL const float* a_g, long a_off, XGPU_GLOBAL const float* b_g, long b_off,
-                     XGPU_GLOBAL float* res_g, long res_off, int n) {
-    const int gid = (int)XGPU_GLOBAL_ID(0);
-    if (gid < n) res_g[res_off + gid] = a_g[a_off + gid] + b_g[b_off + gid];
+XGPU_KERNEL void sum(XGPU_GLOBAL const float* a_g, XGPU_GLOBAL const float* b_g, XGPU_GLOBAL float* res_g) {
+    const size_t gid = XGPU_GLOBAL_ID(0);
+    res_g[gid] = a_g[gid] + b_g[gid];
 }
 """)
 
 res_g = xgpu.empty_like(a_g)
-knl = prg.kernel("sum")  # kernel lookups are cached
-knl(queue, a_np.shape, a_g, b_g, res_g, np.int32(a_np.size))
+knl = prg.sum  # the kernel by name, as PyOpenCL's (lookups are cached)
+knl(queue, a_np.shape, None, a_g.data, b_g.data, res_g.data)
 
 res_np = res_g.get()
 

@@ -6,6 +6,8 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+
 #include <xgpu/array.hpp>
 #include <xgpu/image.hpp>
 #include <xgpu/xgpu.hpp>
@@ -39,6 +41,20 @@ void launch(const Kernel& k, const Queue& q, const std::vector<std::size_t>& glo
             const auto& d = nb::cast<const detail::ArrayDesc&>(a);
             packed.push_back(detail::make_arg(d.buffer));
             packed.push_back(detail::make_arg(d.offset));
+        } else if (nb::isinstance<nb::tuple>(a)) { // (desc,): one pointer to the first element
+            const auto& d = nb::cast<const detail::ArrayDesc&>(nb::cast<nb::tuple>(a)[0]);
+            if (d.offset == 0) {
+                packed.push_back(detail::make_arg(d.buffer));
+            } else {
+                const std::uint64_t base = d.buffer.device_address();
+                if (!base)
+                    throw InvalidArgument("xgpu: an array that starts inside its buffer is not one pointer on this "
+                                          "backend: pass the array (a pointer and an offset)");
+                large.emplace_back(sizeof(std::uint64_t), '\0');
+                const std::uint64_t p = base + std::uint64_t(d.offset) * info(d.dtype).size;
+                std::memcpy(large.back().data(), &p, sizeof p);
+                packed.push_back(detail::KernelArg::scalar(large.back().data(), sizeof p));
+            }
         } else if (nb::isinstance<nb::bytes>(a)) {
             const auto b = nb::cast<nb::bytes>(a);
             large.emplace_back(b.c_str(), b.size());

@@ -12,8 +12,8 @@ See docs/python.md.
 """
 
 from . import _xgpu
-from ._errors import (AxisError, BackendError, BackendUnavailable, CompileError, DTypeError, Error, InvalidArgument,
-                      LaunchError, OutOfMemory, ShapeError)
+from ._errors import (ArrayHasOffsetError, AxisError, BackendError, BackendUnavailable, CompileError, DTypeError,
+                      Error, InvalidArgument, LaunchError, OutOfMemory, ShapeError)
 from ._errors import TYPES as _ERROR_TYPES
 
 _xgpu._set_error_types(dict(_ERROR_TYPES))
@@ -29,7 +29,7 @@ from .image import Image, ImageFormat, Sampler, create_image, image_from_array  
 
 __version__ = "0.1.0"
 __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgument", "ShapeError", "AxisError",
-           "DTypeError",
+           "DTypeError", "ArrayHasOffsetError",
            "BackendUnavailable", "BackendError", "BackendStatus", "Context", "Device", "Event", "Kernel", "Local",
            "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
            "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "amg", "random", "solvers", "sparse", "Image",

@@ -19,12 +19,12 @@ import weakref
 import numpy as np
 
 from . import _xgpu
-from ._errors import AxisError, DTypeError, InvalidArgument, ShapeError
+from ._errors import ArrayHasOffsetError, AxisError, DTypeError, InvalidArgument, ShapeError
 
 __all__ = ["Array", "compute_pending", "empty", "full", "zeros", "ones", "empty_like", "zeros_like", "ones_like",
            "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "floor_divide", "atan2",
            "arctan2", "hypot", "logical_and", "logical_or", "where", "sum", "min", "max", "amin", "amax", "argmin",
-           "argmax", "any", "all", "dot", "vdot", "norm", "diff", "from_dlpack"]
+           "argmax", "any", "all", "dot", "vdot", "norm", "diff", "from_dlpack", "DeviceData"]
 
 # Expressions not yet computed (computed before any write, see compute_pending).
 _pending = []  # weak references; dead ones and computed arrays are dropped as the list is swept
@@ -186,6 +186,14 @@ class Array:
     def flags(self):
         """numpy's flags: ``a.flags.c_contiguous`` or ``a.flags["C_CONTIGUOUS"]``."""
         return _Flags(self.desc)
+
+    @property
+    def data(self):
+        """The array's memory as one kernel parameter (PyOpenCL's ``a.data``; PyCUDA passes the
+        array itself): a pointer to its first element. On OpenCL a buffer argument has no offset, so
+        a view that starts inside its buffer raises ArrayHasOffsetError (as PyOpenCL); on CUDA the
+        pointer carries the offset."""
+        return DeviceData(self)
 
     @property
     def desc(self):
@@ -1077,3 +1085,35 @@ def norm(x, ord=None):
     if op is None or (ord == "fro" and x.ndim != 2):
         raise ValueError(f"xgpu: norm of a vector: ord must be 1, 2 or inf, not {ord!r}")
     return _reduce(op, x, temporary)
+
+
+class DeviceData:
+    """An array's memory as one kernel parameter (``Array.data``): the pointer to its first
+    element. ``offset`` and ``size`` are in bytes; ``int_ptr`` is the device address where the
+    backend has one (CUDA)."""
+
+    __slots__ = ("array", "_desc")
+
+    def __init__(self, array):
+        d = array.desc
+        if d.offset and array.context.backend != "cuda":
+            raise ArrayHasOffsetError()
+        self.array, self._desc = array, d
+
+    @property
+    def offset(self):
+        return self._desc.offset * self.array.itemsize
+
+    @property
+    def size(self):
+        return self.array.nbytes
+
+    @property
+    def int_ptr(self):
+        if self.array.context.backend != "cuda":
+            raise InvalidArgument(f"xgpu: {self.array.context.backend} buffers have no device address")
+        return int(_xgpu.device_address(self._desc))
+
+    def __repr__(self):
+        return f"<xgpu.DeviceData of {self.size} bytes at offset {self.offset}>"
+

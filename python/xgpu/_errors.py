@@ -58,6 +58,15 @@ class AxisError(ShapeError, getattr(_np, "exceptions", _np).AxisError):
         return str(self.args[0]) if self.args else ""
 
 
+class ArrayHasOffsetError(InvalidArgument):
+    """PyOpenCL's: an array that starts inside its buffer where one pointer must describe it (an
+    OpenCL buffer argument has no offset)."""
+
+    def __init__(self, message="The operation you are attempting does not yet support arrays that start at an "
+                               "offset from the beginning of their buffer."):
+        InvalidArgument.__init__(self, message)
+
+
 class DTypeError(Error, TypeError):
     """Element types that do not fit together (an array of the wrong type, a value that cannot be stored)."""
 

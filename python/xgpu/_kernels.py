@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from . import _xgpu
-from ._array import Array, _bound, compute_pending, dtype_name
+from ._array import Array, DeviceData, _bound, compute_pending, dtype_name
 from ._errors import DTypeError, InvalidArgument
 
 
@@ -33,6 +33,8 @@ def _sizes(s, what):
 
 
 def _kernel_argument(a, i):
+    if isinstance(a, DeviceData):
+        return (a._desc,)  # one parameter: the pointer to the first element
     if isinstance(a, Array):
         d = a.desc
         if not (d.is_c_contiguous or d.is_f_contiguous):
@@ -52,12 +54,51 @@ def _kernel_argument(a, i):
                      "xgpu.Local or an image (image.sampled(sampler), image.writable())")
 
 
-def _kernel_call(self, queue, grid, *args):
-    """Launches the kernel on ``queue`` over ``grid`` (an xgpu.Grid, or the global size as an int
-    or a tuple). Arguments: xgpu arrays (two parameters each: the pointer and the element offset,
-    ``global T* p, long p_offset`` in OpenCL C, ``T* p, long long p_offset`` in CUDA), numpy
-    scalars (passed with their dtype's width) and xgpu.Local (local memory). Checked before
-    anything is enqueued."""
+def _kernel_call(self, *args, **kwargs):
+    """Launches the kernel, checked before anything is enqueued. Three forms:
+
+    - ``k(queue, grid, *args)``: on ``queue`` over ``grid`` (an xgpu.Grid, or the global size as
+      an int or a tuple);
+    - PyOpenCL's ``k(queue, global_size, local_size, *args)``, the local size None or a tuple;
+    - PyCUDA's ``k(*args, block=(x, y, z), grid=(x, y[, z]), stream=queue)``: ``grid`` counts
+      work-groups of ``block`` work-items, on ``stream`` or the context's current queue.
+
+    Arguments: xgpu arrays (two parameters each in the first two forms: the pointer and the element
+    offset, ``global T* p, long p_offset`` in OpenCL C, ``T* p, long long p_offset`` in CUDA; one
+    pointer each in PyCUDA's form), ``a.data`` (one pointer, as PyOpenCL's), numpy scalars (passed
+    with their dtype's width) and xgpu.Local (local memory)."""
+    if "block" in kwargs:
+        block = kwargs.pop("block")
+        blocks = kwargs.pop("grid", (1, 1))
+        queue = kwargs.pop("stream", None)
+        if kwargs.pop("shared", 0):
+            raise InvalidArgument("xgpu: dynamic shared memory (shared=) is passed as an xgpu.Local argument")
+        if kwargs:
+            raise InvalidArgument(f"xgpu: unknown launch options {sorted(kwargs)} (block, grid, stream)")
+        block = _sizes(block, "block")
+        blocks = _sizes(blocks, "grid")
+        if len(blocks) > len(block):
+            block = block + [1] * (len(blocks) - len(block))
+        blocks = blocks + [1] * (len(block) - len(blocks))
+        grid = Grid([g * b for g, b in zip(blocks, block)], block)
+        args = [a.data if isinstance(a, Array) else a for a in args]
+        if queue is None:
+            ctx = next((a.array.context for a in args if isinstance(a, DeviceData)), None)
+            if ctx is None:
+                raise InvalidArgument("xgpu: a launch with block= and no array argument needs stream= (a queue)")
+            queue = ctx.current_queue
+    else:
+        if kwargs:
+            raise InvalidArgument(f"xgpu: unknown launch options {sorted(kwargs)}")
+        if len(args) < 2:
+            raise InvalidArgument("xgpu: a kernel is called as k(queue, grid, *args), k(queue, global_size, "
+                                  "local_size, *args) or k(*args, block=..., grid=...)")
+        queue, grid, *args = args
+        if args and (args[0] is None or isinstance(args[0], (tuple, list))):  # PyOpenCL's local size
+            if isinstance(grid, Grid):
+                raise InvalidArgument("xgpu: an xgpu.Grid holds the local size: no local size after it")
+            grid = Grid(grid, args[0])
+            args = args[1:]
     if not isinstance(grid, Grid):
         grid = Grid(grid)
     packed = [_kernel_argument(a, i) for i, a in enumerate(args)]
@@ -65,6 +106,15 @@ def _kernel_call(self, queue, grid, *args):
     self._launch(queue, grid.global_size, grid.local_size, packed)
 
 
+def _program_getattr(self, name):
+    """PyOpenCL's ``prg.name``: the program's kernel of that name."""
+    if name.startswith("_") or name not in self.kernel_names:
+        raise AttributeError(f"xgpu.Program has no attribute or kernel '{name}'")
+    return self.kernel(name)
+
+
+_xgpu.Program.__getattr__ = _program_getattr
+_xgpu.Program.get_function = _xgpu.Program.kernel  # PyCUDA's SourceModule.get_function
 _xgpu.Kernel.__call__ = _kernel_call
 
 
