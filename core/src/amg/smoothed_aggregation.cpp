@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <ostream>
 #include <utility>
@@ -34,10 +35,8 @@ namespace detail {
 template <class S> struct Level {
     sparse::Csr<S> a, p, r;           // the operator; the prolongator from the next level and its transpose
     Array<std::int64_t> aggregate;    // each row's aggregate (a column of P)
-    Array<S> candidate;               // the near-null-space vector B (T's columns: B on each aggregate)
-    Array<S> tentative;               // each row's value in the tentative prolongator (0: in no aggregate)
-    Array<std::int32_t> t_ptr, t_col; // the tentative prolongator (kept for refresh)
-    Array<S> t_val;
+    Array<S> candidate;               // the near-null-space vector B (T's columns: B on each aggregate;
+                                      // empty on level 0 for the constant)
     Array<S> w; // the smoother: y = x + w (b - A x) (Chebyshev: w = D^-1)
     // Chebyshev's step k: d = c_d[k] d + c_r[k] w (b - A x), y = x + d.
     std::vector<double> c_d, c_r;
@@ -304,8 +303,8 @@ void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, c
     report.levels.clear();
     report.strength_aggregation = report.prolongator = report.galerkin = report.coarse_solve = 0;
     sparse::Csr<S> a = a0;
-    // The near-null-space candidate B of each level: the constant on the finest.
-    Array<S> candidate = reuse || !b.empty() ? b : ones<S>(ctx, {std::size_t(a0.rows())});
+    // The near-null-space candidate B of each level (empty on the finest: the constant).
+    Array<S> candidate = b;
     for (std::size_t l = 0;; ++l) {
         const bool coarsest = reuse ? l + 1 == levels.size() : a.rows() <= o.max_coarse || int(l) + 1 >= o.max_levels;
         if (!reuse) levels.emplace_back();
@@ -316,7 +315,7 @@ void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, c
         L.x = empty<S>(ctx, {n});
         L.t = empty<S>(ctx, {n});
         L.res = empty<S>(ctx, {n});
-        L.b = empty<S>(ctx, {n});
+        if (l > 0) L.b = empty<S>(ctx, {n}); // level 0's right-hand side is the caller's
         if (coarsest) {
             L.rho = 0;
             break;
@@ -335,39 +334,38 @@ void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, c
         q.finish();
         report.strength_aggregation += since(t0);
         t0 = Clock::now();
-        // The tentative prolongator (the constant on each aggregate, normalised) and its smoothing.
+        // The tentative prolongator (B on each aggregate, normalised) and its smoothing.
         const Array<S> inverse_diagonal = S(1) / a.diagonal();
         L.rho = spectral_radius(a, inverse_diagonal, o.lanczos_steps);
-        if (!reuse) {
-            // The nodes in an aggregate (those without strong neighbours are in none), their
-            // entries, then the candidate normalised on each aggregate.
+        {
+            // T: an entry for each node in an aggregate (those without strong neighbours are in
+            // none), B's value there; rebuilt on refresh rather than kept.
             Array<std::int64_t> flag = empty<std::int64_t>(ctx, {n + 1});
             amg_kernel<S>(ctx, "xgpu_amg_kept").launch(q, rows_grid(ctx, n + 1), L.aggregate, flag, std::uint64_t(n));
             std::int64_t kept = 0;
-            const Array<std::int64_t> at = numbering(flag, kept);
-            L.t_col = empty<std::int32_t>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
-            L.t_val = empty<S>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
+            const Array<std::int64_t> entry = numbering(flag, kept);
+            const Array<std::int32_t> t_ptr = entry.template astype<std::int32_t>();
+            Array<std::int32_t> t_col = empty<std::int32_t>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
+            Array<S> t_val = empty<S>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
+            const Array<S> cand = L.candidate.empty() ? ones<S>(ctx, {n}) : L.candidate;
             amg_kernel<S>(ctx, "xgpu_amg_tentative")
-                .launch(q, rows_grid(ctx, n), L.aggregate, at, candidate, L.t_col, L.t_val, std::uint64_t(n));
-            L.t_ptr = at.template astype<std::int32_t>();
-            Array<S> norms = empty<S>(ctx, {std::size_t(nc)});
-            {
-                const sparse::Csr<S> tt = sparse::transpose(sparse::Csr<S>(ctx, a.rows(), nc, L.t_ptr, L.t_col, L.t_val));
+                .launch(q, rows_grid(ctx, n), L.aggregate, entry, cand, t_col, t_val, std::uint64_t(n));
+            // Each aggregate's norm of B (the next level's B, kept on refresh), then T normalised.
+            Array<S> norms = reuse ? levels[l + 1].candidate : empty<S>(ctx, {std::size_t(nc)});
+            if (!reuse) {
+                const sparse::Csr<S> tt = sparse::transpose(sparse::Csr<S>(ctx, a.rows(), nc, t_ptr, t_col, t_val));
                 amg_kernel<S>(ctx, "xgpu_amg_row_norm")
                     .launch(q, rows_grid(ctx, std::uint64_t(nc)), tt.row_ptr(), tt.values(), norms, std::uint64_t(nc));
+                candidate = norms; // the coarse level's: T's columns are orthonormal, T norms = B
             }
-            L.tentative = empty<S>(ctx, {n});
+            Array<S> tentative = empty<S>(ctx, {n});
             amg_kernel<S>(ctx, "xgpu_amg_tentative_values")
-                .launch(q, rows_grid(ctx, n), L.aggregate, at, candidate, norms, L.tentative, L.t_val,
-                        std::uint64_t(n));
-            candidate = norms; // the coarse level's: T's columns are orthonormal, T norms = B
-        }
-        {
+                .launch(q, rows_grid(ctx, n), L.aggregate, entry, cand, norms, tentative, t_val, std::uint64_t(n));
             // P = T - omega D^-1 A T; on refresh, A T on P's pattern (A T's, which smoothing kept).
-            const sparse::Csr<S> t(ctx, a.rows(), nc, L.t_ptr, L.t_col, L.t_val);
+            const sparse::Csr<S> t(ctx, a.rows(), nc, t_ptr, t_col, t_val);
             const sparse::Csr<S> at = reuse ? sparse::multiply_values(a, t, L.p) : sparse::multiply(a, t);
             amg_kernel<S>(ctx, "xgpu_amg_smooth")
-                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, L.tentative,
+                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, tentative,
                         a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho));
             L.p = sparse::Csr<S>(ctx, a.rows(), nc, at.row_ptr(), at.col_idx(), at.values());
         }
@@ -430,7 +428,9 @@ void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, c
         report.levels.push_back({L.a.rows(), L.a.nnz(), L.rho});
         if (l > 0) bytes += csr_bytes(L.a);
         if (L.p.rows() > 0) bytes += csr_bytes(L.p) + csr_bytes(L.r);
-        bytes += std::size_t(L.a.rows()) * (6 * sizeof(S) + sizeof(std::int64_t));
+        for (const Array<S>* v : std::initializer_list<const Array<S>*>{&L.candidate, &L.w, &L.x, &L.t, &L.res, &L.b, &L.d})
+            bytes += v->empty() ? 0 : v->size() * sizeof(S);
+        bytes += L.aggregate.empty() ? 0 : L.aggregate.size() * sizeof(std::int64_t);
     }
     report.bytes = bytes + (inverse.empty() ? 0 : inverse.size() * sizeof(S));
     double nnz = 0, rows = 0;
@@ -633,8 +633,11 @@ template <class T> sparse::Csr<T> SmoothedAggregation<T>::restriction_at(std::si
 
 template <class T> Array<T> SmoothedAggregation<T>::candidate_at(std::size_t l) const {
     if (l >= levels()) throw InvalidArgument(fmt::format("xgpu: amg: level {} of {}", l, levels()));
-    if (single_) return single_->levels[l].candidate.template astype<T>();
-    return same_->levels[l].candidate;
+    const auto held = [&](const auto& h) {
+        const auto& c = h->levels[l].candidate;
+        return c.empty() ? ones<T>(h->ctx, {std::size_t(h->levels[l].a.rows())}) : c.template astype<T>();
+    };
+    return single_ ? held(single_) : held(same_);
 }
 
 template <class T> Array<std::int64_t> SmoothedAggregation<T>::aggregates_at(std::size_t l) const {
