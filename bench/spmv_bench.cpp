@@ -138,31 +138,6 @@ void print_rows(const std::vector<Row>& rows, const std::vector<Timing>& t) {
     }
 }
 
-// The 5-point Laplacian on an n x n grid (Dirichlet boundary), rows in natural order.
-xgpu::sparse::HostCsr<double> poisson(std::int64_t n) {
-    xgpu::sparse::HostCsr<double> h;
-    h.rows = h.cols = n * n;
-    h.row_ptr.assign(1, 0);
-    h.row_ptr.reserve(std::size_t(n * n + 1));
-    h.col_idx.reserve(std::size_t(5 * n * n));
-    h.values.reserve(std::size_t(5 * n * n));
-    for (std::int64_t i = 0; i < n; ++i)
-        for (std::int64_t j = 0; j < n; ++j) {
-            const std::int64_t r = i * n + j;
-            auto put = [&](std::int64_t c, double v) {
-                h.col_idx.push_back(std::int32_t(c));
-                h.values.push_back(v);
-            };
-            if (i > 0) put(r - n, -1);
-            if (j > 0) put(r - 1, -1);
-            put(r, 4);
-            if (j + 1 < n) put(r + 1, -1);
-            if (i + 1 < n) put(r + n, -1);
-            h.row_ptr.push_back(std::int32_t(h.col_idx.size()));
-        }
-    return h;
-}
-
 // Pareto row lengths (shape 1.5, scale 2), capped at the column count; columns sorted and
 // distinct within a row, uniform at random over all columns, or (local) over the columns within
 // max(4 len, 256) of the row's own index (clamped to the matrix): the same drawn row lengths
@@ -564,7 +539,7 @@ int main(int argc, char** argv) try {
     xgpu::sparse::HostCsr<double> h;
     double host_ms = 0;
     if (n > 0) {
-        host_ms = ms_of([&] { h = poisson(n); });
+        host_ms = ms_of([&] { h = xgpu::sparse::poisson<double>(n, n); });
         // The same operator matrix-free: x read and y written once each (neighbours come from cache).
         xgpu::Laplacian2D<double> lap(ctx, n, n);
         auto x = xgpu::full<double>(ctx, {std::size_t(n * n)}, 1.0), y = xgpu::empty<double>(ctx, {std::size_t(n * n)});

@@ -83,26 +83,8 @@ Host power_law_rows(std::int64_t n, std::mt19937_64& g) {
 }
 
 // The negative Laplacian of an nx x ny x nz grid, as the distributed generators make it.
-Host poisson(std::int64_t nx, std::int64_t ny, std::int64_t nz, double diagonal) {
-    std::vector<std::int64_t> r, c;
-    std::vector<double> v;
-    const std::int64_t n = nx * ny * nz;
-    for (std::int64_t i = 0; i < n; ++i) {
-        const std::int64_t x = i % nx, y = i / nx % ny, z = i / (nx * ny);
-        auto put = [&](std::int64_t j, double w) {
-            r.push_back(i);
-            c.push_back(j);
-            v.push_back(w);
-        };
-        put(i, diagonal);
-        if (x > 0) put(i - 1, -1);
-        if (x + 1 < nx) put(i + 1, -1);
-        if (y > 0) put(i - nx, -1);
-        if (y + 1 < ny) put(i + nx, -1);
-        if (z > 0) put(i - nx * ny, -1);
-        if (z + 1 < nz) put(i + nx * ny, -1);
-    }
-    return sparse::from_coo<double, std::int64_t>(n, n, r, c, v);
+Host poisson(std::int64_t nx, std::int64_t ny, std::int64_t nz = 1) {
+    return sparse::poisson<double, std::int64_t>(nx, ny, nz);
 }
 
 template <class T> sparse::HostCsr<T, std::int64_t> as(const Host& a) {
@@ -367,11 +349,11 @@ TEST_CASE("the Poisson generators, sliced by rows", "[distributed]") {
     std::mt19937_64 g(shared_seed());
     const auto& comm = world();
     XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
-        check_product(dist::Matrix<double>::poisson2d(ctx, comm, 13, 9), poisson(13, 9, 1, 4), g, "Poisson 2-D");
-        check_product(dist::Matrix<float>::poisson3d(ctx, comm, 5, 4, 6), poisson(5, 4, 6, 6), g, "Poisson 3-D");
+        check_product(dist::Matrix<double>::poisson2d(ctx, comm, 13, 9), poisson(13, 9, 1), g, "Poisson 2-D");
+        check_product(dist::Matrix<float>::poisson3d(ctx, comm, 5, 4, 6), poisson(5, 4, 6), g, "Poisson 3-D");
         dist::Options o;
         o.row_offsets = uneven_offsets(5 * 4 * 3, comm.size(), g);
-        check_product(dist::Matrix<double>::poisson3d(ctx, comm, 5, 4, 3, o), poisson(5, 4, 3, 6), g,
+        check_product(dist::Matrix<double>::poisson3d(ctx, comm, 5, 4, 3, o), poisson(5, 4, 3), g,
                       "Poisson 3-D, uneven rows");
         // A rank's neighbours in 2-D, balanced: at most the ranks before and after it.
         const auto m = dist::Matrix<double>::poisson2d(ctx, comm, 16, 16);
@@ -380,7 +362,7 @@ TEST_CASE("the Poisson generators, sliced by rows", "[distributed]") {
         if (dist::have_metis()) {
             dist::Options metis;
             metis.partitioning = dist::Partitioning::metis;
-            check_product(dist::Matrix<double>::poisson2d(ctx, comm, 12, 10, metis), poisson(12, 10, 1, 4), g,
+            check_product(dist::Matrix<double>::poisson2d(ctx, comm, 12, 10, metis), poisson(12, 10, 1), g,
                           "Poisson 2-D, METIS");
         }
     }
@@ -431,7 +413,7 @@ TEST_CASE("distributed dot and norm", "[distributed]") {
 TEST_CASE("inconsistent input is refused on every rank alike", "[distributed]") {
     const auto& comm = world();
     const int size = comm.size(), rank = comm.rank();
-    const auto a = poisson(6, 5, 1, 4); // 30 rows
+    const auto a = poisson(6, 5, 1); // 30 rows
     const auto mine = [&](const dist::RowPartition& p) {
         return slice<double, std::int64_t>(a, p.offsets[std::size_t(rank)], p.offsets[std::size_t(rank) + 1]);
     };
@@ -443,7 +425,7 @@ TEST_CASE("inconsistent input is refused on every rank alike", "[distributed]") 
                           "the ranks pass different matrix sizes");
             refused_alike([&] { dist::Matrix<double>::poisson2d(ctx, comm, size - 1, 1); },
                           std::to_string(size) + " ranks for a matrix of " + std::to_string(size - 1) + " rows");
-            const auto small = poisson(size - 1, 1, 1, 2);
+            const auto small = poisson(size - 1, 1, 1);
             refused_alike([&] { dist::Matrix<double>::from_global(ctx, comm, small, 0); }, " ranks for a matrix of ");
             refused_alike([&] { dist::Matrix<double>::from_global(ctx, comm, a, rank == 0 ? 1 : 0); },
                           "the ranks pass different root ranks");
@@ -490,7 +472,7 @@ namespace {
 
 // A nonsymmetric, diagonally dominant matrix: Poisson plus a convection term in x.
 Host convection(std::int64_t nx, std::int64_t ny) {
-    Host a = poisson(nx, ny, 1, 4);
+    Host a = poisson(nx, ny, 1);
     for (std::int64_t r = 0; r < a.rows; ++r)
         for (auto k = a.row_ptr[std::size_t(r)]; k < a.row_ptr[std::size_t(r) + 1]; ++k)
             if (a.col_idx[std::size_t(k)] == r + 1) a.values[std::size_t(k)] += 0.4;
@@ -542,7 +524,7 @@ TEST_CASE("CG and BiCGStab over the ranks equal the solve on one process", "[dis
     const auto& comm = world();
     XGPU_FOR_EACH_RANK_CONTEXT(ctx) {
         const std::int64_t nx = 20 + std::int64_t(g() % 6), ny = 16 + std::int64_t(g() % 6);
-        const Host spd = poisson(nx, ny, 1, 4), general = convection(nx, ny);
+        const Host spd = poisson(nx, ny, 1), general = convection(nx, ny);
         std::uniform_real_distribution<double> u(-1, 1);
         std::vector<double> hb(std::size_t(nx * ny));
         for (auto& e : hb)

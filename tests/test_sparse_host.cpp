@@ -659,3 +659,44 @@ TEMPLATE_TEST_CASE("Csr's one pass over many blocks of rows: the serial checks' 
         }
     }
 }
+
+TEST_CASE("the Poisson generator against a stencil written out and in row slices", "[sparse]") {
+    const std::int64_t nx = 3 + std::int64_t(test::rng()() % 5), ny = 2 + std::int64_t(test::rng()() % 5);
+    for (const std::int64_t nz : {std::int64_t(1), std::int64_t(4)}) {
+        INFO(nx << " x " << ny << " x " << nz);
+        const auto a = poisson<double, std::int64_t>(nx, ny, nz);
+        const std::int64_t n = nx * ny * nz;
+        REQUIRE(a.rows == n);
+        // Each entry against the stencil: the diagonal 4 (2-D) or 6, -1 for each grid neighbour.
+        std::map<std::pair<std::int64_t, std::int64_t>, double> want;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::int64_t x = i % nx, y = i / nx % ny, z = i / (nx * ny);
+            want[{i, i}] = nz > 1 ? 6 : 4;
+            if (x > 0) want[{i, i - 1}] = -1;
+            if (x + 1 < nx) want[{i, i + 1}] = -1;
+            if (y > 0) want[{i, i - nx}] = -1;
+            if (y + 1 < ny) want[{i, i + nx}] = -1;
+            if (z > 0) want[{i, i - nx * ny}] = -1;
+            if (z + 1 < nz) want[{i, i + nx * ny}] = -1;
+        }
+        std::map<std::pair<std::int64_t, std::int64_t>, double> got;
+        for (std::int64_t i = 0; i < n; ++i)
+            for (auto k = a.row_ptr[std::size_t(i)]; k < a.row_ptr[std::size_t(i) + 1]; ++k) {
+                if (k > a.row_ptr[std::size_t(i)]) CHECK(a.col_idx[std::size_t(k)] > a.col_idx[std::size_t(k) - 1]);
+                got[{i, a.col_idx[std::size_t(k)]}] = a.values[std::size_t(k)];
+            }
+        CHECK(got == want);
+        // Row slices (a distributed matrix's shares) put together are the whole.
+        const std::int64_t cut = std::int64_t(test::rng()() % std::uint64_t(n + 1));
+        const auto first = poisson_rows<double, std::int64_t>(nx, ny, nz, 0, cut);
+        const auto second = poisson_rows<double, std::int64_t>(nx, ny, nz, cut, n - cut);
+        CHECK(first.cols == n);
+        CHECK(first.rows + second.rows == n);
+        std::vector<std::int64_t> cols(first.col_idx);
+        cols.insert(cols.end(), second.col_idx.begin(), second.col_idx.end());
+        CHECK(cols == a.col_idx);
+        CHECK_THROWS_WITH((poisson_rows<double, std::int64_t>(nx, ny, nz, cut, n - cut + 1)), Contains("rows"));
+        CHECK_THROWS_WITH((poisson_rows<double, std::int64_t>(nx, ny, nz, -1, 1)), Contains("rows"));
+    }
+    CHECK_THROWS_WITH((poisson<double>(0, 3)), Contains("every side >= 1"));
+}

@@ -206,8 +206,9 @@ public:
     static Matrix read_matrix_market(const Context& ctx, const Communicator& comm, const std::string& path,
                                      const Options& options = {});
     // The negative Laplacian of an nx x ny (x ny x nz) grid, 5 (7) points, zero Dirichlet
-    // boundaries, natural order: the matrix of Laplacian2D/3D (xgpu/operator.hpp). Each rank
-    // generates only its rows (with METIS the whole matrix is made on rank 0 and partitioned).
+    // boundaries, natural order: sparse::poisson's matrix, that of Laplacian2D/3D
+    // (xgpu/operator.hpp; nz = 1 is the 2-D one). Each rank generates only its rows
+    // (sparse::poisson_rows; with METIS the whole matrix is made on rank 0 and partitioned).
     static Matrix poisson2d(const Context& ctx, const Communicator& comm, std::int64_t nx, std::int64_t ny,
                             const Options& options = {});
     static Matrix poisson3d(const Context& ctx, const Communicator& comm, std::int64_t nx, std::int64_t ny,

@@ -112,6 +112,10 @@ template <Value T, Index I> std::string asymmetry(const HostCsr<T, I>& a, double
 // that Laplacian2D/3D (xgpu/operator.hpp) apply without storing it. The sizes are checked against
 // I before anything is allocated.
 template <Value T, Index I = std::int32_t> HostCsr<T, I> poisson(std::int64_t nx, std::int64_t ny, std::int64_t nz = 1);
+// Rows first .. first + count of it (columns in the whole grid's numbering): each process's share
+// of a distributed Poisson matrix without the whole.
+template <Value T, Index I = std::int32_t>
+HostCsr<T, I> poisson_rows(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::int64_t first, std::int64_t count);
 
 // ---- Matrix Market ----------------------------------------------------------------------------
 //
@@ -342,6 +346,7 @@ void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, const Array<T>& al
     extern template std::vector<T> diagonal(const HostCsr<T, I>&);                                                     \
     extern template std::string asymmetry(const HostCsr<T, I>&, double);                                               \
     extern template HostCsr<T, I> poisson(std::int64_t, std::int64_t, std::int64_t);                                   \
+    extern template HostCsr<T, I> poisson_rows(std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t);  \
     extern template HostCsr<T, I> read_matrix_market(std::istream&, const std::string&, const ReadOptions&);           \
     extern template HostCsr<T, I> read_matrix_market(const std::string&, const ReadOptions&);                          \
     extern template void write_matrix_market(std::ostream&, const HostCsr<T, I>&, const WriteOptions&);                \

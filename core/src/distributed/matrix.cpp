@@ -116,32 +116,6 @@ void check_options(const Context& ctx, const Communicator& comm, const Options& 
     }
 }
 
-// Rows first .. first + m of the negative Laplacian of an nx x ny x nz grid (x fastest) with
-// `diagonal` on the diagonal (4 in 2-D, 6 in 3-D): row pointers, ascending columns and values.
-template <class T>
-void poisson_rows(std::int64_t nx, std::int64_t ny, std::int64_t nz, T diagonal, std::int64_t first, std::int64_t m,
-                  std::vector<std::int64_t>& row_ptr, std::vector<std::int64_t>& col, std::vector<T>& val) {
-    row_ptr.assign(1, 0);
-    col.clear();
-    val.clear();
-    const std::int64_t plane = nx * ny;
-    for (std::int64_t i = first; i < first + m; ++i) {
-        const std::int64_t x = i % nx, y = i / nx % ny, z = i / plane;
-        const auto put = [&](std::int64_t j, T v) {
-            col.push_back(j);
-            val.push_back(v);
-        };
-        if (z > 0) put(i - plane, T(-1));
-        if (y > 0) put(i - nx, T(-1));
-        if (x > 0) put(i - 1, T(-1));
-        put(i, diagonal);
-        if (x + 1 < nx) put(i + 1, T(-1));
-        if (y + 1 < ny) put(i + nx, T(-1));
-        if (z + 1 < nz) put(i + plane, T(-1));
-        row_ptr.push_back(std::int64_t(col.size()));
-    }
-}
-
 std::int64_t poisson_row_length(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::int64_t i) {
     const std::int64_t x = i % nx, y = i / nx % ny, z = i / (nx * ny);
     return 1 + (x > 0) + (x + 1 < nx) + (y > 0) + (y + 1 < ny) + (z > 0) + (z + 1 < nz);
@@ -405,17 +379,14 @@ std::shared_ptr<typename Matrix<T>::Impl> distribute(const Context& ctx, const C
 // matrix on rank 0, distributed.
 template <Real T>
 std::shared_ptr<typename Matrix<T>::Impl> poisson(const Context& ctx, const Communicator& comm, std::int64_t nx,
-                                                  std::int64_t ny, std::int64_t nz, int dims, const Options& options) {
+                                                  std::int64_t ny, std::int64_t nz, const Options& options) {
     std::int64_t n = 0;
     detail::collectively(comm, [&] { n = grid_rows(nx, ny, nz); });
     check_options(ctx, comm, options, {nx, ny, nz}, n);
-    const T diagonal = T(2 * dims);
     if (options.row_offsets.empty() && options.partitioning == Partitioning::metis) {
         sparse::HostCsr<T, std::int64_t> a;
         detail::collectively(comm, [&] {
-            if (comm.rank() != 0) return;
-            a.rows = a.cols = n;
-            poisson_rows(nx, ny, nz, diagonal, 0, n, a.row_ptr, a.col_idx, a.values);
+            if (comm.rank() == 0) a = sparse::poisson<T, std::int64_t>(nx, ny, nz);
         });
         return distribute(ctx, comm, a, 0, options);
     }
@@ -431,7 +402,11 @@ std::shared_ptr<typename Matrix<T>::Impl> poisson(const Context& ctx, const Comm
                 lengths[std::size_t(i)] = poisson_row_length(nx, ny, nz, i);
             p = balanced_partition(lengths, comm.size());
         }
-        poisson_rows(nx, ny, nz, diagonal, p.offsets[std::size_t(comm.rank())], p.rows(comm.rank()), row_ptr, col, val);
+        auto mine =
+            sparse::poisson_rows<T, std::int64_t>(nx, ny, nz, p.offsets[std::size_t(comm.rank())], p.rows(comm.rank()));
+        row_ptr = std::move(mine.row_ptr);
+        col = std::move(mine.col_idx);
+        val = std::move(mine.values);
     });
     return assemble<T>(ctx, comm, std::move(p), row_ptr, col, val, options);
 }
@@ -499,13 +474,13 @@ Matrix<T> Matrix<T>::read_matrix_market(const Context& ctx, const Communicator& 
 template <Real T>
 Matrix<T> Matrix<T>::poisson2d(const Context& ctx, const Communicator& comm, std::int64_t nx, std::int64_t ny,
                                const Options& options) {
-    return Matrix(poisson<T>(ctx, comm, nx, ny, 1, 2, options));
+    return Matrix(poisson<T>(ctx, comm, nx, ny, 1, options));
 }
 
 template <Real T>
 Matrix<T> Matrix<T>::poisson3d(const Context& ctx, const Communicator& comm, std::int64_t nx, std::int64_t ny,
                                std::int64_t nz, const Options& options) {
-    return Matrix(poisson<T>(ctx, comm, nx, ny, nz, 3, options));
+    return Matrix(poisson<T>(ctx, comm, nx, ny, nz, options));
 }
 
 template <Real T> std::int64_t Matrix<T>::rows() const {

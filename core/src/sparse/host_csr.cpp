@@ -238,20 +238,27 @@ template <Value T, Index I> std::string asymmetry(const HostCsr<T, I>& a, double
     return {};
 }
 
-template <Value T, Index I> HostCsr<T, I> poisson(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+template <Value T, Index I>
+HostCsr<T, I> poisson_rows(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::int64_t first, std::int64_t count) {
     if (nx < 1 || ny < 1 || nz < 1)
         throw InvalidArgument(
             fmt::format("xgpu: sparse::poisson: the grid {} x {} x {} must have every side >= 1", nx, ny, nz));
     const bool three = nz > 1;
-    const std::int64_t rows = nx * ny * nz, plane = nx * ny;
-    if (rows / nz / ny != nx) throw InvalidArgument("xgpu: sparse::poisson: the grid's size overflows 64 bits");
-    detail::check_fits<I>(rows, rows, std::uint64_t(rows) * (three ? 7 : 5));
+    std::int64_t rows = 0;
+    if (__builtin_mul_overflow(nx, ny, &rows) || __builtin_mul_overflow(rows, nz, &rows))
+        throw InvalidArgument("xgpu: sparse::poisson: the grid's size overflows 64 bits");
+    const std::int64_t plane = nx * ny;
+    if (first < 0 || count < 0 || first > rows - count)
+        throw InvalidArgument(
+            fmt::format("xgpu: sparse::poisson_rows: rows {} .. {} of a grid of {} rows", first, first + count, rows));
+    detail::check_fits<I>(rows, rows, std::uint64_t(count) * (three ? 7 : 5));
     HostCsr<T, I> h;
-    h.rows = h.cols = rows;
-    h.row_ptr.assign(std::size_t(rows) + 1, 0);
-    h.col_idx.reserve(std::size_t(rows) * (three ? 7 : 5));
+    h.rows = count;
+    h.cols = rows;
+    h.row_ptr.assign(std::size_t(count) + 1, 0);
+    h.col_idx.reserve(std::size_t(count) * (three ? 7 : 5));
     h.values.reserve(h.col_idx.capacity());
-    for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t i = first; i < first + count; ++i) {
         const std::int64_t x = i % nx, y = (i / nx) % ny, z = i / plane;
         const auto add = [&](std::int64_t c, double v) {
             h.col_idx.push_back(I(c));
@@ -264,9 +271,18 @@ template <Value T, Index I> HostCsr<T, I> poisson(std::int64_t nx, std::int64_t 
         if (x + 1 < nx) add(i + 1, -1);
         if (y + 1 < ny) add(i + nx, -1);
         if (z + 1 < nz) add(i + plane, -1);
-        h.row_ptr[std::size_t(i) + 1] = I(h.values.size());
+        h.row_ptr[std::size_t(i - first) + 1] = I(h.values.size());
     }
     return h;
+}
+
+template <Value T, Index I> HostCsr<T, I> poisson(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+    if (nx < 1 || ny < 1 || nz < 1)
+        throw InvalidArgument(
+            fmt::format("xgpu: sparse::poisson: the grid {} x {} x {} must have every side >= 1", nx, ny, nz));
+    if (nx > std::numeric_limits<std::int64_t>::max() / ny / nz)
+        throw InvalidArgument("xgpu: sparse::poisson: the grid's size overflows 64 bits");
+    return poisson_rows<T, I>(nx, ny, nz, 0, nx * ny * nz);
 }
 
 #define XGPU_SPARSE_INSTANTIATE(T, I)                                                                                  \
@@ -279,7 +295,8 @@ template <Value T, Index I> HostCsr<T, I> poisson(std::int64_t nx, std::int64_t 
     template HostCsr<T, I> transpose(const HostCsr<T, I>&);                                                            \
     template std::vector<T> diagonal(const HostCsr<T, I>&);                                                            \
     template std::string asymmetry(const HostCsr<T, I>&, double);                                                      \
-    template HostCsr<T, I> poisson(std::int64_t, std::int64_t, std::int64_t);
+    template HostCsr<T, I> poisson(std::int64_t, std::int64_t, std::int64_t);                                          \
+    template HostCsr<T, I> poisson_rows(std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t);
 XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_INSTANTIATE)
 #undef XGPU_SPARSE_INSTANTIATE
 template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);
