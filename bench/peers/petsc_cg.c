@@ -52,7 +52,8 @@ static PetscErrorCode gamg(Mat a, Vec b, Vec x, PetscInt n, int solves) {
         PetscCall(KSPGetIterationNumber(ksp, &it));
         KSPConvergedReason reason;
         PetscCall(KSPGetConvergedReason(ksp, &reason));
-        if (reason <= 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-cg: GAMG did not converge (%d)\n", (int)reason));
+        if (reason <= 0)
+            PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-cg: GAMG did not converge (%d)\n", (int)reason));
         if (s >= 0) setup[s] = t[0], total[s] = t[1], its[s] = it;
         PetscCall(KSPDestroy(&ksp));
     }

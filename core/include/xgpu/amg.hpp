@@ -45,7 +45,7 @@ struct Options {
     std::int64_t max_coarse = 400; // the coarsest level's most rows (solved directly)
     int max_levels = 12;
     Smoother smoother = Smoother::jacobi;
-    int presmooth = 1, postsmooth = 1;    // sweeps before and after the coarse correction (equal: symmetric)
+    int presmooth = 1, postsmooth = 1; // sweeps before and after the coarse correction (equal: symmetric)
     // The Jacobi smoother's damping, over rho(D^-1 A): the error modes a V-cycle leaves to the
     // smoother span about [rho / 8, rho], not only the upper half that 4/3 balances.
     double omega = 1.7;

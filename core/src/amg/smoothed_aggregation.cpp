@@ -33,11 +33,11 @@ const char* name(Smoother s) {
 namespace detail {
 
 template <class S> struct Level {
-    sparse::Csr<S> a, p, r;           // the operator; the prolongator from the next level and its transpose
-    Array<std::int64_t> aggregate;    // each row's aggregate (a column of P)
-    Array<S> candidate;               // the near-null-space vector B (T's columns: B on each aggregate;
-                                      // empty on level 0 for the constant)
-    Array<S> w; // the smoother: y = x + w (b - A x) (Chebyshev: w = D^-1)
+    sparse::Csr<S> a, p, r;        // the operator; the prolongator from the next level and its transpose
+    Array<std::int64_t> aggregate; // each row's aggregate (a column of P)
+    Array<S> candidate;            // the near-null-space vector B (T's columns: B on each aggregate;
+                                   // empty on level 0 for the constant)
+    Array<S> w;                    // the smoother: y = x + w (b - A x) (Chebyshev: w = D^-1)
     // Chebyshev's step k: d = c_d[k] d + c_r[k] w (b - A x), y = x + d.
     std::vector<double> c_d, c_r;
     double rho = 0;
@@ -49,7 +49,7 @@ template <class S> struct Hierarchy {
     Context ctx;
     Options o;
     std::vector<Level<S>> levels;
-    Array<S> inverse; // the coarsest level's, n x n by columns
+    Array<S> inverse;     // the coarsest level's, n x n by columns
     Kernel smooth, dense; // the cycle's: held, not looked up each cycle
 
     // reuse: refresh's numbers on the kept aggregates; b: the finest level's near-null-space
@@ -149,8 +149,7 @@ template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double
         roots.launch(q, g1, key, flag, n);
         std::int64_t more = 0;
         const Array<std::int64_t> number = numbering(flag, more);
-        join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, number, agg, next, left, n, count,
-                    std::uint32_t(1));
+        join.launch(q, g, a.row_ptr(), a.col_idx(), strong, key, number, agg, next, left, n, count, std::uint32_t(1));
         std::swap(agg, next);
         count += more;
     }
@@ -295,8 +294,7 @@ template <class S> std::size_t csr_bytes(const sparse::Csr<S>& a) {
 
 } // namespace
 
-template <class S>
-void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, const Array<S>& b) {
+template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, const Array<S>& b) {
     const auto t_start = Clock::now();
     const Queue q = ctx.current_queue();
     if (!reuse) levels.clear();
@@ -428,7 +426,8 @@ void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, c
         report.levels.push_back({L.a.rows(), L.a.nnz(), L.rho});
         if (l > 0) bytes += csr_bytes(L.a);
         if (L.p.rows() > 0) bytes += csr_bytes(L.p) + csr_bytes(L.r);
-        for (const Array<S>* v : std::initializer_list<const Array<S>*>{&L.candidate, &L.w, &L.x, &L.t, &L.res, &L.b, &L.d})
+        for (const Array<S>* v :
+             std::initializer_list<const Array<S>*>{&L.candidate, &L.w, &L.x, &L.t, &L.res, &L.b, &L.d})
             bytes += v->empty() ? 0 : v->size() * sizeof(S);
         bytes += L.aggregate.empty() ? 0 : L.aggregate.size() * sizeof(std::int64_t);
     }
@@ -455,8 +454,8 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
         const auto x_zero = std::uint32_t(x ? 0 : 1);
         if (chebyshev) {
             const auto k = std::size_t(j % per);
-            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, L.d, y, n,
-                          S(L.c_d[k]), S(L.c_r[k]), x_zero);
+            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, L.d, y, n, S(L.c_d[k]),
+                          S(L.c_r[k]), x_zero);
         } else {
             smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, y, n, x_zero);
         }
@@ -541,7 +540,8 @@ template <class S, class T> sparse::Csr<T> to_type(const sparse::Csr<S>& a) {
 } // namespace
 
 template <class T>
-SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Options& o) : SmoothedAggregation(a, {}, o) {}
+SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Options& o)
+    : SmoothedAggregation(a, {}, o) {}
 
 template <class T>
 SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o) : o_(o) {
@@ -565,7 +565,8 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
         single_ = std::make_shared<detail::Hierarchy<float>>();
         single_->ctx = a.context();
         single_->o = o;
-        single_->setup(to_single(a), report_, false, b.empty() ? Array<float>() : Array<float>(b.template astype<float>()));
+        single_->setup(to_single(a), report_, false,
+                       b.empty() ? Array<float>() : Array<float>(b.template astype<float>()));
         report_.precision = "float32 (for float64)";
     } else {
         same_ = std::make_shared<detail::Hierarchy<T>>();
