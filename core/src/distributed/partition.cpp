@@ -6,9 +6,8 @@
 
 #include <fmt/format.h>
 
-#ifdef XGPU_HAVE_METIS
-#include <metis.h>
-#endif
+#include "../sparse/metis_kway.hpp"
+#include "../sparse/partition.hpp"
 
 namespace xgpu::distributed {
 
@@ -86,56 +85,12 @@ template <Real T, sparse::Index I> RowPartition metis_partition(const sparse::Ho
     RowPartition p;
     p.offsets = {0, n};
     if (ranks == 1) return p;
-    // The graph of A + A^T without the diagonal: every off-diagonal entry both ways, then each
-    // vertex's list sorted and made distinct.
-    std::vector<std::int64_t> degree(std::size_t(n) + 1, 0);
+    // The graph of A + A^T without the diagonal (the sparse layer's), each row weighing its entries.
+    const sparse::detail::Graph g = sparse::detail::symmetric_graph(a);
+    std::vector<std::int64_t> weights(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i)
-        for (auto k = std::int64_t(a.row_ptr[std::size_t(i)]); k < std::int64_t(a.row_ptr[std::size_t(i) + 1]); ++k)
-            if (const auto j = std::int64_t(a.col_idx[std::size_t(k)]); j != i) {
-                ++degree[std::size_t(i) + 1];
-                ++degree[std::size_t(j) + 1];
-            }
-    std::partial_sum(degree.begin(), degree.end(), degree.begin());
-    std::vector<std::int64_t> fill(degree.begin(), degree.end() - 1), adj(std::size_t(degree.back()));
-    for (std::int64_t i = 0; i < n; ++i)
-        for (auto k = std::int64_t(a.row_ptr[std::size_t(i)]); k < std::int64_t(a.row_ptr[std::size_t(i) + 1]); ++k)
-            if (const auto j = std::int64_t(a.col_idx[std::size_t(k)]); j != i) {
-                adj[std::size_t(fill[std::size_t(i)]++)] = j;
-                adj[std::size_t(fill[std::size_t(j)]++)] = i;
-            }
-    constexpr auto top = std::int64_t(std::numeric_limits<idx_t>::max());
-    if (n > top || std::int64_t(adj.size()) > top)
-        throw InvalidArgument(fmt::format("xgpu: distributed: METIS: a graph of {} vertices and {} edges does not "
-                                          "fit this METIS's {}-bit indices",
-                                          n, adj.size() / 2, IDXTYPEWIDTH));
-    std::vector<idx_t> xadj{0}, adjncy, vwgt;
-    xadj.reserve(std::size_t(n) + 1);
-    adjncy.reserve(adj.size());
-    vwgt.reserve(std::size_t(n));
-    for (std::int64_t i = 0; i < n; ++i) {
-        auto b = adj.begin() + degree[std::size_t(i)], e = adj.begin() + degree[std::size_t(i) + 1];
-        std::sort(b, e);
-        e = std::unique(b, e);
-        adjncy.insert(adjncy.end(), b, e);
-        xadj.push_back(idx_t(adjncy.size()));
-        vwgt.push_back(
-            idx_t(std::min<std::int64_t>(top, a.row_ptr[std::size_t(i) + 1] - a.row_ptr[std::size_t(i)] + 1)));
-    }
-    idx_t nvtxs = idx_t(n), ncon = 1, nparts = idx_t(ranks), cut = 0;
-    std::vector<idx_t> where(std::size_t(n), 0);
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_NUMBERING] = 0;
-    options[METIS_OPTION_SEED] = 1; // deterministic: the same matrix gives the same partition
-    const int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, nullptr,
-                                       &nparts, nullptr, nullptr, options, &cut, where.data());
-    if (rc != METIS_OK)
-        throw Error(fmt::format("xgpu: distributed: METIS_PartGraphKway failed ({}) on a graph of {} vertices into {} "
-                                "parts",
-                                rc == METIS_ERROR_INPUT    ? "METIS_ERROR_INPUT"
-                                : rc == METIS_ERROR_MEMORY ? "METIS_ERROR_MEMORY"
-                                                           : "METIS_ERROR",
-                                n, ranks));
+        weights[std::size_t(i)] = std::int64_t(a.row_ptr[std::size_t(i) + 1] - a.row_ptr[std::size_t(i)]) + 1;
+    const std::vector<std::int64_t> where = sparse::detail::metis_kway(g, ranks, &weights, 0, "distributed", "");
     // Rank r's rows are those of part r, in their original order: a stable renumbering.
     p.offsets.assign(std::size_t(ranks) + 1, 0);
     for (auto w : where)

@@ -12,9 +12,7 @@
 
 #include <fmt/format.h>
 
-#ifdef XGPU_HAVE_METIS
-#include <metis.h>
-#endif
+#include "metis_kway.hpp"
 
 namespace xgpu::sparse {
 
@@ -375,36 +373,12 @@ Partition grow_parts(const Graph& g, std::int64_t max_rows, std::int64_t regions
 Partition metis_parts(const Graph& g, std::int64_t max_rows) {
     const std::int64_t n = g.vertices();
     if (n == 0) return collect({}, 0, Partitioner::metis);
-    constexpr auto top = std::int64_t(std::numeric_limits<idx_t>::max());
-    if (n > top || g.ptr.back() > top)
-        throw InvalidArgument(fmt::format("xgpu: sparse: METIS: a graph of {} vertices and {} edges does not fit "
-                                          "this METIS's {}-bit indices: use the graph_growing partitioner",
-                                          n, g.ptr.back() / 2, IDXTYPEWIDTH));
     // METIS balances parts to within 3% (its default for k-way), so aim 5% under the limit; a
     // part that still overflows is split below.
     const std::int64_t aim = std::max<std::int64_t>(1, max_rows - (max_rows + 19) / 20);
-    idx_t nparts = idx_t((n + aim - 1) / aim);
-    std::vector<std::int64_t> part(std::size_t(n), 0);
-    if (nparts > 1) {
-        std::vector<idx_t> xadj(g.ptr.begin(), g.ptr.end()), adjncy(g.adj.begin(), g.adj.end());
-        std::vector<idx_t> where(static_cast<std::size_t>(n));
-        idx_t nvtxs = idx_t(n), ncon = 1, cut = 0;
-        idx_t options[METIS_NOPTIONS];
-        METIS_SetDefaultOptions(options);
-        options[METIS_OPTION_NUMBERING] = 0;
-        options[METIS_OPTION_SEED] = 1; // deterministic
-        options[METIS_OPTION_UFACTOR] = 30;
-        const int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, nullptr,
-                                           &nparts, nullptr, nullptr, options, &cut, where.data());
-        if (rc != METIS_OK)
-            throw Error(fmt::format("xgpu: sparse: METIS_PartGraphKway failed ({}) on a graph of {} vertices "
-                                    "into {} parts",
-                                    rc == METIS_ERROR_INPUT    ? "METIS_ERROR_INPUT"
-                                    : rc == METIS_ERROR_MEMORY ? "METIS_ERROR_MEMORY"
-                                                               : "METIS_ERROR",
-                                    n, nparts));
-        part.assign(where.begin(), where.end());
-    }
+    const std::int64_t nparts = (n + aim - 1) / aim;
+    const std::vector<std::int64_t> part =
+        metis_kway(g, nparts, nullptr, 30, "sparse", ": use the graph_growing partitioner");
     // Drop empty parts and split any over max_rows into consecutive runs of its rows.
     Partition raw = collect(part, std::max<std::int64_t>(nparts, 1), Partitioner::metis);
     Partition out;
