@@ -139,8 +139,7 @@ template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double
     // aggregate take an independent set of their own among themselves, its roots limited to
     // nodes with at least 3/4 of their strong neighbours still free, each root with its free
     // neighbours a new aggregate. Without it those nodes swell the first aggregates into large
-    // irregular ones (2-D Poisson: 7.1 nodes on average, 4 to 13), and CG's iterations grow with
-    // the grid; with it they stay near 20 from 512^2 to 2048^2.
+    // irregular ones, and CG's iterations grow with the grid (docs/performance.md, multigrid).
     {
         Array<std::uint8_t> free = empty<std::uint8_t>(ctx, {std::max<std::size_t>(a.nnz(), 1)});
         amg_kernel<S>(ctx, "xgpu_amg_unaggregated").launch(q, g, a.row_ptr(), a.col_idx(), strong, agg, free, n);
@@ -219,7 +218,7 @@ template <class S> double spectral_radius(const sparse::Csr<S>& a, const Array<S
             w = w - alpha.back() * v - beta.back() * previous;
         if (k + 1 == m) break;
         beta.push_back(norm(w));
-        std::swap(previous, v); // assignment to an Array writes into its buffer: no sharing
+        std::swap(previous, v); // not previous = v: the two would share the buffer v = ... writes
         v = w / beta.back();
     }
     // Stop at the first beta that vanishes (an invariant subspace: its Ritz values are exact).
