@@ -10,7 +10,7 @@
 //
 // Setup, level by level: strength of connection (symmetric, theta), aggregation by a distance-2
 // maximal independent set of the strength graph, the tentative prolongator from the constant
-// vector, one damped Jacobi step on it (omega = 4/3 / rho(D^-1 A), rho by power iteration), and
+// vector, one damped Jacobi step on it (omega = 4/3 / rho(D^-1 A), rho by Lanczos), and
 // the Galerkin product R A P with R = P^T (sparse::multiply and sparse::transpose); until the
 // level has at most max_coarse rows, whose inverse the host computes once (dense LU) and the
 // device applies. The host reads only sizes and counts. The cycle is a V-cycle with the same
@@ -34,14 +34,18 @@
 namespace xgpu::amg {
 
 enum class Smoother {
-    jacobi,    // damped Jacobi, omega / rho(D^-1 A) scaled (omega 4/3 by default)
+    jacobi,    // damped Jacobi, omega / rho(D^-1 A) scaled
     l1_jacobi, // L1-Jacobi: D + the off-diagonal row sums of |a_ij|, undamped (no eigenvalue needed)
     chebyshev, // a Chebyshev polynomial in D^-1 A of chebyshev_degree on [rho / 30, 1.1 rho] per sweep
 };
 const char* name(Smoother s);
 
 struct Options {
-    double theta = 0.08;           // strength of connection: a_ij^2 >= theta^2 |a_ii a_jj|
+    double theta = 0.08; // strength of connection: a_ij^2 >= theta^2 |a_ii a_jj| on the finest level
+    // theta on level l is theta * theta_decay^l (AMGCL's halving). A coarse operator's many small
+    // entries left weak give small aggregates that follow the strong ones alone, and with them
+    // denser coarser operators and, in 3-D, more iterations the finer the grid.
+    double theta_decay = 0.5;
     std::int64_t max_coarse = 400; // the coarsest level's most rows (solved directly)
     int max_levels = 12;
     Smoother smoother = Smoother::jacobi;

@@ -320,7 +320,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
         auto t0 = Clock::now();
         std::int64_t nc = 0;
         if (!reuse) {
-            L.aggregate = aggregate(a, o.theta, nc);
+            L.aggregate = aggregate(a, o.theta * std::pow(o.theta_decay, double(l)), nc);
             if (nc >= std::int64_t(n) || nc == 0) { // no coarsening: this level is the coarsest
                 L.aggregate = Array<std::int64_t>();
                 break;
@@ -507,12 +507,14 @@ template <class T> void check_matrix(const sparse::Csr<T>& a, const Options& o) 
         throw ShapeError(fmt::format("xgpu: amg: the matrix is {} x {}: it must be square", a.rows(), a.cols()));
     if (a.rows() == 0 || a.nnz() == 0) throw InvalidArgument("xgpu: amg: the matrix is empty");
     if (!(o.theta >= 0) || o.max_coarse < 1 || o.max_levels < 1 || o.presmooth < 0 || o.postsmooth < 0 ||
-        !(o.omega > 0) || !(o.prolongator_omega > 0) || o.lanczos_steps < 1 || o.chebyshev_degree < 1)
-        throw InvalidArgument(fmt::format("xgpu: amg: bad options: theta {} must be >= 0, max_coarse {} and max_levels "
-                                          "{} >= 1, presmooth {} and postsmooth {} >= 0, omega {} and "
-                                          "prolongator_omega {} > 0, lanczos_steps {} and chebyshev_degree {} >= 1",
-                                          o.theta, o.max_coarse, o.max_levels, o.presmooth, o.postsmooth, o.omega,
-                                          o.prolongator_omega, o.lanczos_steps, o.chebyshev_degree));
+        !(o.omega > 0) || !(o.prolongator_omega > 0) || o.lanczos_steps < 1 || o.chebyshev_degree < 1 ||
+        !(o.theta_decay > 0 && o.theta_decay <= 1))
+        throw InvalidArgument(fmt::format("xgpu: amg: bad options: theta {} must be >= 0, theta_decay {} in (0, 1], "
+                                          "max_coarse {} and max_levels {} >= 1, presmooth {} and postsmooth {} >= 0, "
+                                          "omega {} and prolongator_omega {} > 0, lanczos_steps {} and "
+                                          "chebyshev_degree {} >= 1",
+                                          o.theta, o.theta_decay, o.max_coarse, o.max_levels, o.presmooth, o.postsmooth,
+                                          o.omega, o.prolongator_omega, o.lanczos_steps, o.chebyshev_degree));
     // One pass each, before any work: finite values (a NaN or infinity makes the sum of v * 0 a
     // NaN), a positive diagonal.
     const double finite = double(sum(a.values() * T(0)).get());
