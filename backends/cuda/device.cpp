@@ -72,6 +72,8 @@ public:
         return std::make_shared<Context>(all[i], d);
     }
 
+    std::vector<std::string> libraries() override { return loaded_libraries(); }
+
 private:
     std::vector<Device> probe() override {
         load_driver();

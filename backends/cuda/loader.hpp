@@ -12,6 +12,9 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <string>
+#include <vector>
+
 namespace xgpu::cuda {
 
 // One pointer per function of functions.def, named as cuda.h names the symbol (api::cuMemAlloc is
@@ -35,5 +38,9 @@ void load_nvrtc();
 
 // load_nvrtc() without the exception: whether NVRTC is there.
 bool nvrtc_available() noexcept;
+
+// The driver and NVRTC, loaded if not yet: one line each, with the file's path or why it did not
+// load (BackendStatus::libraries).
+std::vector<std::string> loaded_libraries();
 
 } // namespace xgpu::cuda

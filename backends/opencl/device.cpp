@@ -70,15 +70,20 @@ public:
         return std::make_shared<Context>(all[i], cl_devices_[i]);
     }
 
+    std::vector<std::string> libraries() override { return icd_libraries(); }
+
 private:
     std::vector<Device> probe() override {
+        choose_icds();
         std::vector<cl::Platform> platforms;
         const cl_int err = cl::Platform::get(&platforms);
         if (err != CL_SUCCESS || platforms.empty())
             throw BackendUnavailable(
-                fmt::format("xgpu[opencl]: no OpenCL platform ({}): the ICD loader (libOpenCL.so.1) found no "
-                            "driver; install one (e.g. pocl-opencl-icd) or point OCL_ICD_VENDORS at its .icd file",
-                            err == CL_SUCCESS ? "none listed" : error_name(err)),
+                fmt::format(
+                    "xgpu[opencl]: no OpenCL platform ({}): the ICD loader (libOpenCL.so.1) found no "
+                    "driver; install one (Debian: pocl-opencl-icd; from Python: pip install xgpu[pocl]) or point "
+                    "OCL_ICD_VENDORS at its .icd file",
+                    err == CL_SUCCESS ? "none listed" : error_name(err)),
                 {"opencl", "clGetPlatformIDs", err, err == CL_SUCCESS ? "" : error_name(err)});
         std::vector<Device> out;
         for (const auto& p : platforms) {

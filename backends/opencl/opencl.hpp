@@ -29,6 +29,13 @@ const char* error_name(cl_int code);
 void check(cl_int code, const char* call, const std::string& detail = {});
 [[noreturn]] void fail(cl_int code, const char* call, const std::string& detail = {});
 
+// icd.cpp: gives the ICD loader the system's drivers, or the fallback one where none is registered
+// (XGPU_OPENCL_ICD, XGPU_OPENCL_FALLBACK_ICD); once, before any other OpenCL call. Throws
+// InvalidArgument for a bad XGPU_OPENCL_ICD.
+void choose_icds();
+// The loader and the ICDs it was given, one line each (BackendStatus::libraries).
+std::vector<std::string> icd_libraries();
+
 class Context;
 
 class Event final : public detail::EventImpl {

@@ -74,13 +74,15 @@ std::vector<BackendStatus> backends() {
     for (const auto& name : backend_names()) {
         BackendStatus s;
         s.name = name;
+        const auto backend = detail::find_backend(name);
         try {
-            s.devices = detail::find_backend(name)->devices();
+            s.devices = backend->devices();
             s.available = !s.devices.empty();
             if (!s.available) s.reason = "no device";
         } catch (const Error& e) {
             s.reason = e.what();
         }
+        s.libraries = backend->libraries();
         out.push_back(std::move(s));
     }
     return out;

@@ -87,6 +87,10 @@ struct BackendStatus {
     bool available = false;
     std::string reason; // why not, when !available
     std::vector<Device> devices;
+    // The libraries the backend loaded, or would load, each with its path: the CUDA driver and
+    // NVRTC; the OpenCL ICD loader and the drivers (ICDs) it was given. For xgpu-info and
+    // xgpu.show_config(), which say where a backend's pieces come from.
+    std::vector<std::string> libraries;
 };
 
 // The names of the backends compiled into this build, in the order `auto` tries them.

@@ -212,6 +212,9 @@ public:
     // Loads the driver if needed and lists devices; throws BackendUnavailable naming what is missing.
     virtual std::vector<Device> devices() = 0;
     virtual std::shared_ptr<ContextImpl> create_context(const Device& device) = 0;
+    // The libraries behind the backend, one line each with its path (BackendStatus::libraries).
+    // May load them; never throws for a missing one, which it names instead.
+    virtual std::vector<std::string> libraries() { return {}; }
 };
 
 // A backend that loads its driver and lists its devices once, on first use, and remembers why it
