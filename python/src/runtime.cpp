@@ -77,89 +77,139 @@ void launch(const Kernel& k, const Queue& q, const std::vector<std::size_t>& glo
 } // namespace
 
 void bind_runtime(nb::module_& m) {
-    nb::class_<Device>(m, "Device")
-        .def_prop_ro("name", &Device::name)
-        .def_prop_ro("vendor", &Device::vendor)
-        .def_prop_ro("backend", &Device::backend)
-        .def_prop_ro("index", &Device::index)
-        .def_prop_ro("type", [](const Device& d) { return std::string(to_string(d.type())); })
-        .def_prop_ro("has_fp64", &Device::has_fp64)
-        .def_prop_ro("global_memory", &Device::global_memory)
-        .def_prop_ro("max_allocation", [](const Device& d) { return d.info().max_allocation; })
-        .def_prop_ro("platform", [](const Device& d) { return d.info().platform; })
-        .def_prop_ro("version", [](const Device& d) { return d.info().version; })
-        .def_prop_ro("driver_version", [](const Device& d) { return d.info().driver_version; })
-        .def_prop_ro("compute_units", [](const Device& d) { return d.info().compute_units; })
-        .def_prop_ro("max_work_group_size", [](const Device& d) { return d.info().max_work_group_size; })
-        .def_prop_ro("local_memory", [](const Device& d) { return d.info().local_memory; })
-        .def_prop_ro("simd_width", [](const Device& d) { return d.info().simd_width; })
+    nb::class_<Device>(m, "Device",
+                       "A device of one backend, as it reports itself (ctx.device, BackendStatus.devices).")
+        .def_prop_ro("name", &Device::name, "The device's name, e.g. 'NVIDIA H200'.")
+        .def_prop_ro("vendor", &Device::vendor, "The vendor's name.")
+        .def_prop_ro("backend", &Device::backend, "'cuda' or 'opencl'.")
+        .def_prop_ro("index", &Device::index, "The index within its backend's device list (XGPU_DEVICE).")
+        .def_prop_ro(
+            "type", [](const Device& d) { return std::string(to_string(d.type())); },
+            "'GPU', 'CPU', 'accelerator' or 'other'.")
+        .def_prop_ro("has_fp64", &Device::has_fp64, "Whether kernels may use double precision.")
+        .def_prop_ro("global_memory", &Device::global_memory, "Global memory, bytes.")
+        .def_prop_ro(
+            "max_allocation", [](const Device& d) { return d.info().max_allocation; },
+            "The largest single buffer, bytes.")
+        .def_prop_ro(
+            "platform", [](const Device& d) { return d.info().platform; },
+            "The OpenCL platform's name; 'CUDA' on CUDA.")
+        .def_prop_ro(
+            "version", [](const Device& d) { return d.info().version; },
+            "The OpenCL device version, or the compute capability on CUDA.")
+        .def_prop_ro(
+            "driver_version", [](const Device& d) { return d.info().driver_version; }, "The driver's version.")
+        .def_prop_ro(
+            "compute_units", [](const Device& d) { return d.info().compute_units; },
+            "Compute units (multiprocessors on CUDA, cores on a CPU).")
+        .def_prop_ro(
+            "max_work_group_size", [](const Device& d) { return d.info().max_work_group_size; },
+            "The largest work-group (block) a kernel may have.")
+        .def_prop_ro(
+            "local_memory", [](const Device& d) { return d.info().local_memory; },
+            "Local (shared) memory per work-group, bytes.")
+        .def_prop_ro(
+            "simd_width", [](const Device& d) { return d.info().simd_width; },
+            "The warp size on CUDA; the preferred work-group multiple on OpenCL.")
         .def("__repr__", [](const Device& d) { return "<xgpu.Device " + d.backend() + ": " + d.name() + ">"; });
 
-    nb::class_<BackendStatus>(m, "BackendStatus")
-        .def_ro("name", &BackendStatus::name)
-        .def_ro("available", &BackendStatus::available)
-        .def_ro("reason", &BackendStatus::reason)
-        .def_ro("devices", &BackendStatus::devices);
-    m.def("backends", [] {
-        nb::gil_scoped_release unlocked;
-        return backends();
-    });
-    m.def("backend_names", &backend_names);
+    nb::class_<BackendStatus>(m, "BackendStatus",
+                              "What one backend offers here, or why it cannot start (xgpu.backends()).")
+        .def_ro("name", &BackendStatus::name, "'cuda' or 'opencl'.")
+        .def_ro("available", &BackendStatus::available, "Whether the backend started and has a device.")
+        .def_ro("reason", &BackendStatus::reason, "Why the backend is unavailable ('' when it is available).")
+        .def_ro("devices", &BackendStatus::devices, "The backend's devices.")
+        .def_ro("libraries", &BackendStatus::libraries,
+                "The libraries behind the backend, one line each with its path: the CUDA driver and NVRTC; "
+                "the OpenCL ICD loader and the drivers (ICDs) it was given.");
+    m.def(
+        "backends",
+        [] {
+            nb::gil_scoped_release unlocked;
+            return backends();
+        },
+        "Probes every backend compiled in (loading its driver) and returns a BackendStatus for each: "
+        "its devices, or why it is unavailable.");
+    m.def("backend_names", &backend_names, "The backends compiled in, in the order XGPU_BACKEND=auto tries them.");
 
-    nb::class_<Event>(m, "Event")
-        .def("wait", &Event::wait, nb::call_guard<nb::gil_scoped_release>())
-        .def_prop_ro("is_complete", &Event::is_complete)
-        .def("elapsed_ms", &Event::elapsed_ms, nb::arg("later"), nb::call_guard<nb::gil_scoped_release>());
+    nb::class_<Event>(m, "Event", "A point in a queue (Queue.marker()): wait for it, or time the work between two.")
+        .def("wait", &Event::wait, nb::call_guard<nb::gil_scoped_release>(),
+             "Blocks until the work before the event is done.")
+        .def_prop_ro("is_complete", &Event::is_complete, "Whether the work before the event is done.")
+        .def("elapsed_ms", &Event::elapsed_ms, nb::arg("later"), nb::call_guard<nb::gil_scoped_release>(),
+             "Device time from this event to a later one of the same queue, in milliseconds.");
 
-    nb::class_<Queue>(m, "Queue")
-        .def("finish", &Queue::finish, nb::call_guard<nb::gil_scoped_release>())
-        .def("marker", &Queue::marker)
+    nb::class_<Queue>(m, "Queue",
+                      "An in-order queue of a context (ctx.queue, ctx.new_queue()); queues are not ordered with "
+                      "one another.")
+        .def("finish", &Queue::finish, nb::call_guard<nb::gil_scoped_release>(),
+             "Blocks until everything enqueued so far is done.")
+        .def("marker", &Queue::marker, "An Event after everything enqueued so far.")
         .def("__eq__", [](const Queue& a, const Queue& b) { return a.impl() == b.impl(); })
         .def("__hash__", [](const Queue& q) { return std::hash<const void*>()(q.impl().get()); });
-    nb::class_<QueueScope>(m, "QueueScope").def(nb::init<const Queue&>());
+    nb::class_<QueueScope>(m, "QueueScope", "Makes a queue its context's current one while it lives (internal).")
+        .def(nb::init<const Queue&>());
 
-    nb::class_<Local>(m, "Local")
-        .def(nb::init<std::size_t>(), nb::arg("nbytes"))
-        .def_ro("nbytes", &Local::bytes)
+    nb::class_<Local>(m, "Local", "A kernel argument of local (shared) memory, nbytes per work-group.")
+        .def(nb::init<std::size_t>(), nb::arg("nbytes"), "Local memory of nbytes bytes per work-group.")
+        .def_ro("nbytes", &Local::bytes, "Bytes per work-group.")
         .def("__repr__", [](const Local& l) { return "xgpu.Local(" + std::to_string(l.bytes) + ")"; });
 
-    nb::class_<Kernel>(m, "Kernel")
-        .def_prop_ro("name", &Kernel::name)
-        .def_prop_ro("num_args", &Kernel::num_args)
-        .def_prop_ro("max_group_size", &Kernel::max_group_size)
-        .def("_launch", &launch);
+    nb::class_<Kernel>(m, "Kernel",
+                       "A kernel of a Program. Called as PyOpenCL's, k(queue, global_size, *args) or "
+                       "k(queue, global_size, local_size, *args), or as PyCUDA's, k(*args, block=..., grid=...); "
+                       "see docs/python.md for the arguments.")
+        .def_prop_ro("name", &Kernel::name, "The kernel's name.")
+        .def_prop_ro("num_args", &Kernel::num_args, "The number of parameters it declares.")
+        .def_prop_ro("max_group_size", &Kernel::max_group_size,
+                     "The largest work-group this kernel may be launched with on its device.")
+        .def("_launch", &launch, "Launches with packed arguments (internal: call the kernel instead).");
 
-    nb::class_<Program>(m, "Program")
-        .def("kernel", &Program::kernel, nb::arg("name"))
-        .def_prop_ro("kernel_names", &Program::kernel_names)
-        .def_prop_ro("build_log", &Program::build_log)
-        .def_prop_ro("origin", [](const Program& p) {
-            switch (p.origin()) {
-            case ProgramOrigin::disk_cache: return "disk_cache";
-            case ProgramOrigin::memory_cache: return "memory_cache";
-            default: return "compiled";
-            }
-        });
+    nb::class_<Program>(m, "Program",
+                        "Compiled source (Context.compile): its kernels by name, program.kernel('name'), "
+                        "program.name (PyOpenCL) or program.get_function('name') (PyCUDA).")
+        .def("kernel", &Program::kernel, nb::arg("name"), "The kernel of that name; InvalidArgument if there is none.")
+        .def_prop_ro("kernel_names", &Program::kernel_names, "The names of the program's kernels.")
+        .def_prop_ro("build_log", &Program::build_log, "The compiler's log ('' when it said nothing).")
+        .def_prop_ro(
+            "origin",
+            [](const Program& p) {
+                switch (p.origin()) {
+                case ProgramOrigin::disk_cache: return "disk_cache";
+                case ProgramOrigin::memory_cache: return "memory_cache";
+                default: return "compiled";
+                }
+            },
+            "'compiled', 'disk_cache' or 'memory_cache': where the binary came from.");
 
-    nb::class_<Context>(m, "Context")
-        .def_static("from_env", &Context::from_env, nb::call_guard<nb::gil_scoped_release>())
+    nb::class_<Context>(m, "Context", "A device of one backend, its queues, memory and compiled programs.")
+        .def_static("from_env", &Context::from_env, nb::call_guard<nb::gil_scoped_release>(),
+                    "A context on the device XGPU_BACKEND and XGPU_DEVICE select (default: CUDA when the "
+                    "driver has a device, else OpenCL, GPUs before CPUs). Raises BackendUnavailable naming "
+                    "what is missing.")
         .def_static(
             "create",
             [](std::string_view backend, std::string_view device) { return Context::create(backend, device); },
-            nb::arg("backend"), nb::arg("device") = "", nb::call_guard<nb::gil_scoped_release>())
-        .def_prop_ro("device", &Context::device)
-        .def_prop_ro("backend", &Context::backend)
-        .def_prop_ro("queue", &Context::queue)
-        .def_prop_ro("current_queue", &Context::current_queue)
-        .def("new_queue", &Context::new_queue)
+            nb::arg("backend"), nb::arg("device") = "", nb::call_guard<nb::gil_scoped_release>(),
+            "A context on `backend` ('cuda', 'opencl' or 'auto') and `device` (an index, or a case-insensitive "
+            "part of the device, platform or vendor name; '' for the first).")
+        .def_prop_ro("device", &Context::device, "The context's Device.")
+        .def_prop_ro("backend", &Context::backend, "'cuda' or 'opencl'.")
+        .def_prop_ro("queue", &Context::queue, "The default queue.")
+        .def_prop_ro("current_queue", &Context::current_queue, "The queue array operations run on now.")
+        .def("new_queue", &Context::new_queue, "A new queue, independent of the others.")
         .def(
-            "finish", [](const Context& c) { c.current_queue().finish(); }, nb::call_guard<nb::gil_scoped_release>())
+            "finish", [](const Context& c) { c.current_queue().finish(); }, nb::call_guard<nb::gil_scoped_release>(),
+            "Blocks until the current queue's work is done.")
         .def("compile", &Context::compile, nb::arg("source"), nb::arg("options") = std::vector<std::string>{},
-             nb::call_guard<nb::gil_scoped_release>())
+             nb::call_guard<nb::gil_scoped_release>(),
+             "Compiles source in xgpu's kernel dialect (the same text on both backends) and returns a Program; "
+             "cached in memory and on disk. Raises CompileError with the build log.")
         .def("compile_native", &Context::compile_native, nb::arg("source"),
-             nb::arg("options") = std::vector<std::string>{}, nb::call_guard<nb::gil_scoped_release>())
-        .def_prop_ro("preamble", &Context::preamble)
-        .def_prop_ro("launch_count", &Context::launch_count)
+             nb::arg("options") = std::vector<std::string>{}, nb::call_guard<nb::gil_scoped_release>(),
+             "Compiles CUDA C++ or OpenCL C as it stands (no dialect preamble) and returns a Program.")
+        .def_prop_ro("preamble", &Context::preamble, "The dialect's preamble this backend puts before a source.")
+        .def_prop_ro("launch_count", &Context::launch_count, "Kernels launched on this context so far.")
         .def("__eq__", [](const Context& a, const Context& b) { return a == b; })
         .def("__hash__", [](const Context& c) { return std::hash<const void*>()(c.impl().get()); })
         .def("__repr__",

@@ -8,10 +8,14 @@ as one fused kernel each, reductions and user kernels in PyOpenCL's style.
     y = 2 * x + xgpu.sin(x)              # one kernel
     print(xgpu.sum(y).get(), y.get()[:3])
 
-See docs/python.md.
+See docs/python.md; ``xgpu.show_config()`` (or ``python -m xgpu``) says what was found here.
 """
 
-from . import _xgpu
+from . import _wheels
+
+_wheels.configure()  # NVRTC and PoCL from their wheels, before any backend starts
+
+from . import _xgpu  # noqa: E402
 from ._errors import (ArrayHasOffsetError, AxisError, BackendError, BackendUnavailable, CompileError, DTypeError,
                       Error, InvalidArgument, LaunchError, OutOfMemory, ShapeError)
 from ._errors import TYPES as _ERROR_TYPES
@@ -26,6 +30,7 @@ from ._kernels import (ElementwiseKernel, ExclusiveScanKernel, Grid, InclusiveSc
                        ScanKernel, cumsum)
 from . import amg, random, solvers, sparse  # noqa: E402
 from .image import Image, ImageFormat, Sampler, create_image, image_from_array  # noqa: E402
+from ._config import show_config  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgument", "ShapeError", "AxisError",
@@ -33,4 +38,4 @@ __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgume
            "BackendUnavailable", "BackendError", "BackendStatus", "Context", "Device", "Event", "Kernel", "Local",
            "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
            "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "amg", "random", "solvers", "sparse", "Image",
-           "ImageFormat", "Sampler", "create_image", "image_from_array", *_array_names]
+           "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", *_array_names]

@@ -141,18 +141,22 @@ class Array:
     # -- description -------------------------------------------------------------------------
     @property
     def shape(self):
+        """The shape, a tuple of ints."""
         return self._shape
 
     @property
     def dtype(self):
+        """The element type, a numpy dtype."""
         return np.dtype(self._dtype)
 
     @property
     def ndim(self):
+        """The number of dimensions."""
         return len(self._shape)
 
     @property
     def size(self):
+        """The number of elements."""
         n = 1
         for s in self._shape:
             n *= s
@@ -165,10 +169,12 @@ class Array:
 
     @property
     def itemsize(self):
+        """Bytes per element."""
         return self.dtype.itemsize
 
     @property
     def nbytes(self):
+        """Bytes of all the elements."""
         return self.size * self.itemsize
 
     @property
@@ -180,6 +186,7 @@ class Array:
 
     @property
     def context(self):
+        """The Context the array lives on."""
         return self._d.context if self._d is not None else self._node.context
 
     @property
@@ -296,6 +303,7 @@ class Array:
         return format(self.get().item() if not self._shape else self.get(), spec)
 
     def item(self):
+        """The one element of a size-1 array, as a Python scalar (reads the device)."""
         if self.size != 1:
             raise ShapeError(f"xgpu: item: the array {self._shape} has {self.size} elements, not one")
         return self.get().reshape(-1)[0].item()
@@ -374,12 +382,14 @@ class Array:
         _write(self._view(key), value, temporary)
 
     def fill(self, value):
+        """Sets every element to ``value`` (converted to the array's type); returns the array."""
         data = _scalar_bytes(value, self._dtype)
         compute_pending()
         _xgpu.fill(self.desc, data)
         return self
 
     def copy(self, order="C"):
+        """A new array with the same elements, laid out in ``order`` ("C" or "F")."""
         out = Array(_xgpu.make_array(self.context, self._dtype, list(self._shape), _order(self, order)))
         if self._d is None:
             _xgpu.evaluate(self._node, out._d)
@@ -388,6 +398,8 @@ class Array:
         return out
 
     def astype(self, dtype, copy=True):
+        """The elements converted to ``dtype`` (a new array; the array itself when ``copy=False`` and
+        the type is the same)."""
         name = dtype_name(dtype)
         if name == self._dtype and not copy:
             return self
@@ -446,6 +458,7 @@ class Array:
         return Array(_xgpu.view(d, [0 if i in axes else slice(None) for i in range(self.ndim)]))
 
     def transpose(self, *axes):
+        """A view with the axes reversed, or permuted as ``axes`` says (numpy's transpose)."""
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         elif len(axes) == 1 and axes[0] is None:
@@ -457,29 +470,35 @@ class Array:
 
     @property
     def T(self):
+        """The transpose, a view."""
         return self.transpose()
 
     # The operators are defined below the class (_define_operators).
 
     # -- reductions as methods ---------------------------------------------------------------------
     def sum(self, axis=None, dtype=None, initial=None):
+        """numpy's sum: over all elements (a 0-d device array) or along ``axis``."""
         temporary = sys.getrefcount(self) <= _T_METHOD
         if dtype is None and initial is None:
             return _reduce("sum", self, temporary, axis)
         return sum(self, axis, dtype, initial)
 
     def min(self, axis=None, initial=None):
+        """numpy's min: over all elements (a 0-d device array) or along ``axis``."""
         temporary = sys.getrefcount(self) <= _T_METHOD
         return _extremum("min", self, temporary, axis, initial)
 
     def max(self, axis=None, initial=None):
+        """numpy's max: over all elements (a 0-d device array) or along ``axis``."""
         temporary = sys.getrefcount(self) <= _T_METHOD
         return _extremum("max", self, temporary, axis, initial)
 
     def dot(self, other):
+        """The dot product with another vector (no conjugation), a 0-d device array."""
         return dot(self, other)
 
     def conj(self):
+        """The complex conjugate (the array itself for real types), fused into the statement."""
         temporary = sys.getrefcount(self) <= _T_METHOD
         return _unary("conj", self, temporary)
 
@@ -812,32 +831,39 @@ def empty(context, shape, dtype=np.float64, order="C"):
 
 
 def full(context, shape, fill_value, dtype=None, order="C"):
+    """A new array of ``shape`` with every element ``fill_value`` (numpy's full)."""
     if dtype is None:
         dtype = np.array(fill_value).dtype
     return empty(context, shape, dtype, order).fill(fill_value)
 
 
 def zeros(context, shape, dtype=np.float64, order="C"):
+    """A new array of ``shape`` filled with zeros."""
     return full(context, shape, 0, dtype, order)
 
 
 def ones(context, shape, dtype=np.float64, order="C"):
+    """A new array of ``shape`` filled with ones."""
     return full(context, shape, 1, dtype, order)
 
 
 def empty_like(a, dtype=None):
+    """An uninitialised array of ``a``'s shape and context (and dtype, unless given)."""
     return empty(a.context, a.shape, a.dtype if dtype is None else dtype)
 
 
 def zeros_like(a, dtype=None):
+    """Zeros of ``a``'s shape and context (and dtype, unless given)."""
     return zeros(a.context, a.shape, a.dtype if dtype is None else dtype)
 
 
 def ones_like(a, dtype=None):
+    """Ones of ``a``'s shape and context (and dtype, unless given)."""
     return ones(a.context, a.shape, a.dtype if dtype is None else dtype)
 
 
 def full_like(a, fill_value, dtype=None):
+    """``fill_value`` in every element, of ``a``'s shape and context (and dtype, unless given)."""
     return full(a.context, a.shape, fill_value, a.dtype if dtype is None else dtype)
 
 
@@ -999,11 +1025,13 @@ def _extremum(op, a, temporary, axis, initial):
 
 
 def min(a, axis=None, initial=None):  # noqa: A001
+    """numpy's min (amin): over all elements (a 0-d device array) or along ``axis``."""
     temporary = sys.getrefcount(a) <= _T_ARG
     return _extremum("min", a, temporary, axis, initial)
 
 
 def max(a, axis=None, initial=None):  # noqa: A001
+    """numpy's max (amax): over all elements (a 0-d device array) or along ``axis``."""
     temporary = sys.getrefcount(a) <= _T_ARG
     return _extremum("max", a, temporary, axis, initial)
 
@@ -1102,14 +1130,17 @@ class DeviceData:
 
     @property
     def offset(self):
+        """Bytes from the buffer's start to the first element."""
         return self._desc.offset * self.array.itemsize
 
     @property
     def size(self):
+        """Bytes of the array's elements."""
         return self.array.nbytes
 
     @property
     def int_ptr(self):
+        """The device address of the first element (CUDA only)."""
         if self.array.context.backend != "cuda":
             raise InvalidArgument(f"xgpu: {self.array.context.backend} buffers have no device address")
         return int(_xgpu.device_address(self._desc))

@@ -187,6 +187,7 @@ class ElementwiseKernel:
 
     @property
     def source(self):
+        """The generated kernel's source, as the compiler sees it after the dialect's preamble."""
         return self._k.source
 
     def __call__(self, *args, range=None, queue=None):
@@ -261,9 +262,13 @@ class ScanKernel:
         return out
 
     def inclusive(self, x, out=None, flags=None):
+        """The inclusive scan of ``x`` (into ``out`` if given; segments start where ``flags`` is
+        nonzero); returns the result array."""
         return self._run(x, out, flags, True, False)
 
     def exclusive(self, x, out=None, flags=None):
+        """The exclusive scan of ``x`` (into ``out`` if given; segments start where ``flags`` is
+        nonzero); returns the result array."""
         return self._run(x, out, flags, False, False)
 
 

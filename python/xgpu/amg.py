@@ -30,14 +30,17 @@ class Level:
 
     @property
     def A(self):  # noqa: N802 (PyAMG's name)
+        """The level's operator, an xgpu.sparse.csr_matrix on the device."""
         return self._matrix("A")
 
     @property
     def P(self):  # noqa: N802
+        """The prolongator from the next coarser level (none on the coarsest)."""
         return self._matrix("P")
 
     @property
     def R(self):  # noqa: N802
+        """The restriction to the next coarser level, P transposed."""
         return self._matrix("R")
 
     @property
@@ -85,6 +88,7 @@ class MultilevelSolver:
 
     @property
     def bytes(self):
+        """Device memory the hierarchy holds, bytes."""
         return self._report()["bytes"]
 
     def _cycle(self, b):

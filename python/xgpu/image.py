@@ -59,7 +59,8 @@ def _set(self, ary):
 
 Image.get = _get
 Image.set = _set
-Image.shape = property(lambda self: _host_shape(self))
+Image.shape = property(lambda self: _host_shape(self), doc="The shape Image.get returns: (w), (h, w) or (d, h, w),\n"
+                       "with a last axis of the channels where there are several.")
 
 
 def create_image(context, format, shape, hostbuf=None):

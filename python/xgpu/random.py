@@ -38,6 +38,7 @@ class Philox:
         return a
 
     def fill_normal(self, a, mean=0.0, stddev=1.0):
+        """Fills the float array ``a`` with normal values (``mean``, ``stddev``); returns ``a``."""
         self.counter += _xgpu.philox_normal(self._real(a, "normal"), self.seed, self.counter, float(mean),
                                             float(stddev))
         return a
@@ -55,9 +56,11 @@ class Philox:
         return a
 
     def uniform(self, shape, dtype=np.float64, lo=0.0, hi=1.0):
+        """A new array of ``shape`` and ``dtype`` with uniform values in [lo, hi)."""
         return self.fill_uniform(empty(self.context, shape, dtype), lo, hi)
 
     def normal(self, shape, dtype=np.float64, mean=0.0, stddev=1.0):
+        """A new array of ``shape`` and ``dtype`` with normal values (``mean``, ``stddev``)."""
         return self.fill_normal(empty(self.context, shape, dtype), mean, stddev)
 
     def integers(self, lo, hi=None, shape=(), dtype=np.int64):

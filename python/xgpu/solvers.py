@@ -29,10 +29,12 @@ class SolveResult(tuple):
 
     @property
     def x(self):
+        """The solution, an xgpu array."""
         return self[0]
 
     @property
     def info(self):
+        """scipy's info: 0 converged, > 0 the iterations run without converging, < 0 a breakdown."""
         return self[1]
 
 

@@ -50,21 +50,26 @@ class csr_matrix:  # noqa: N801 (scipy's name)
 
     @property
     def shape(self):
+        """(rows, columns)."""
         return tuple(self._m.shape)
 
     @property
     def nnz(self):
+        """The number of stored entries."""
         return self._m.nnz
 
     @property
     def dtype(self):
+        """The values' type, a numpy dtype."""
         return np.dtype(self._m.dtype)
 
     @property
     def ndim(self):
+        """2, as scipy's."""
         return 2
 
     def diagonal(self):
+        """The main diagonal, an xgpu array."""
         return Array(self._m.diagonal())
 
     def dot(self, x):
@@ -86,6 +91,7 @@ class csr_matrix:  # noqa: N801 (scipy's name)
         return self.dot(x)
 
     def matvec(self, x):
+        """The product with the vector ``x`` (scipy's LinearOperator.matvec), a new xgpu array."""
         return self.dot(x)
 
     def get(self):
@@ -109,13 +115,16 @@ class Laplacian:
 
     @property
     def shape(self):
+        """(unknowns, unknowns)."""
         return tuple(self._s.shape)
 
     @property
     def dtype(self):
+        """The values' type, a numpy dtype."""
         return np.dtype(self._s.dtype)
 
     def dot(self, x):
+        """The product with the vector ``x``, a new xgpu array (also ``@`` and ``matvec``)."""
         if not isinstance(x, Array) or x.shape != (self.shape[1],):
             raise ShapeError(f"xgpu: the Laplacian takes an xgpu array of shape ({self.shape[1]},)")
         if x.dtype != self.dtype:
