@@ -42,8 +42,9 @@ echo "xgpu wheel-test: pip install xgpu[pocl] from the wheel into a fresh venv: 
 pocl/bin/python -X importtime -c "import xgpu" 2>importtime.log
 echo "xgpu wheel-test: import xgpu: $(awk -F'|' '$3 ~ /^ *xgpu$/ {printf "%.3f s", $2 / 1e6}' importtime.log)" \
   "(cumulative, python -X importtime)"
-pocl/bin/python -m xgpu
-pocl/bin/python -m xgpu | grep -q "ICD: .*libpocl.*XGPU_OPENCL_FALLBACK_ICD; no ICD registered" ||
+config=$(pocl/bin/python -m xgpu)
+echo "$config"
+grep -q "ICD: .*libpocl.*XGPU_OPENCL_FALLBACK_ICD; no ICD registered" <<<"$config" ||
   { echo "xgpu wheel-test: the wheel's PoCL was not the OpenCL platform" >&2; exit 1; }
 pocl/bin/pip install -q --no-index --find-links wheelhouse "$wheel[pocl,test,typing]"
 pocl/bin/python -m pytest -q -p no:cacheprovider "$root/tests/python" "$@"
