@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "solver_methods.hpp"
@@ -279,6 +280,24 @@ TEST_CASE("the communicator and the ranks' devices", "[distributed]") {
         CHECK(s->agree("").empty());
         CHECK(s->agree(comm.rank() == size - 1 ? "last" : "") == "last");
         CHECK(s->agree(comm.rank() > 0 ? "rank " + std::to_string(comm.rank()) : "") == (size > 1 ? "rank 1" : ""));
+    }
+    SECTION("device_context selects as the core does: names checked, the same refusals") {
+        CHECK_THROWS_WITH(dist::device_context(comm, "no-such-backend"),
+                          Catch::Matchers::Contains("unknown backend 'no-such-backend'"));
+        const char* held = std::getenv("XGPU_DEVICE");
+        const std::string before = held ? held : "";
+        for (const Context& ctx : rank_contexts()) {
+            ::setenv("XGPU_DEVICE", "0", 1); // the backend's first device, on every rank
+            CHECK(dist::device_context(comm, ctx.backend()).device().name() ==
+                  Context::create(ctx.backend(), "0").device().name());
+            ::setenv("XGPU_DEVICE", "no device is called this", 1);
+            CHECK_THROWS_WITH(dist::device_context(comm, ctx.backend()),
+                              Catch::Matchers::Contains("matches no " + ctx.backend() + " device"));
+        }
+        if (held)
+            ::setenv("XGPU_DEVICE", before.c_str(), 1);
+        else
+            ::unsetenv("XGPU_DEVICE");
     }
 }
 

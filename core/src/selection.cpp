@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "env.hpp"
-#include "xgpu/context.hpp"
+#include "selection.hpp"
 #include "xgpu/detail/backend.hpp"
 #include "xgpu/error.hpp"
 
@@ -30,14 +32,15 @@ std::string list_devices(const std::vector<Device>& devices) {
     return s;
 }
 
-// The device `selector` picks among `devices`; with no selector, GPUs before other devices.
-// Returns nullptr when nothing matches.
-const Device* pick(const std::vector<Device>& devices, std::string_view selector) {
+// The device `selector` picks among `devices`; with no selector, the nth GPU (round robin), or
+// the nth device where there is no GPU. Returns nullptr when nothing matches.
+const Device* pick(const std::vector<Device>& devices, std::string_view selector, std::size_t nth) {
     if (devices.empty()) return nullptr;
     if (selector.empty()) {
+        std::vector<const Device*> gpus;
         for (const auto& d : devices)
-            if (d.type() == DeviceType::gpu) return &d;
-        return &devices.front();
+            if (d.type() == DeviceType::gpu) gpus.push_back(&d);
+        return gpus.empty() ? &devices[nth % devices.size()] : gpus[nth % gpus.size()];
     }
     if (is_index(selector)) {
         const auto i = std::strtoull(std::string(selector).c_str(), nullptr, 10);
@@ -52,9 +55,9 @@ const Device* pick(const std::vector<Device>& devices, std::string_view selector
     return nullptr;
 }
 
-Context create_on(detail::BackendImpl& backend, std::string_view selector) {
+Context create_on(detail::BackendImpl& backend, std::string_view selector, std::size_t nth) {
     const auto devices = backend.devices(); // throws BackendUnavailable naming what is missing
-    const Device* d = pick(devices, selector);
+    const Device* d = pick(devices, selector, nth);
     if (!d) {
         if (devices.empty())
             throw BackendUnavailable(fmt::format("xgpu: backend '{}' loaded but reports no device", backend.name()),
@@ -68,7 +71,7 @@ Context create_on(detail::BackendImpl& backend, std::string_view selector) {
 
 } // namespace
 
-Context Context::create(std::string_view name, std::string_view selector) {
+Context detail::create_context(std::string_view name, std::string_view selector, std::size_t nth) {
     const std::string backend = lower(name);
     const auto names = backend_names();
     if (backend.empty() || backend == "auto") {
@@ -76,7 +79,7 @@ Context Context::create(std::string_view name, std::string_view selector) {
         std::string reasons;
         for (const auto& n : names) {
             try {
-                return create_on(*detail::find_backend(n), selector);
+                return create_on(*detail::find_backend(n), selector, nth);
             } catch (const BackendUnavailable& e) {
                 reasons += fmt::format("\n  {}: {}", n, e.what());
             } catch (const InvalidArgument& e) {
@@ -93,7 +96,11 @@ Context Context::create(std::string_view name, std::string_view selector) {
         throw InvalidArgument(
             fmt::format("xgpu: unknown backend '{}' (XGPU_BACKEND); valid names: {}auto", name, valid));
     }
-    return create_on(*b, selector);
+    return create_on(*b, selector, nth);
+}
+
+Context Context::create(std::string_view name, std::string_view selector) {
+    return detail::create_context(name, selector, 0);
 }
 
 Context Context::from_env() {

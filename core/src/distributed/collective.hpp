@@ -15,6 +15,11 @@
 
 namespace xgpu::distributed::detail {
 
+// The one agreement protocol: every rank says whether it failed; where one did, the lowest that
+// did broadcasts its kind and message to all (kind and message in and out) and its rank is
+// returned on every rank; -1 where none failed. Two collectives (an MPI_MIN, then broadcasts).
+int first_error(MPI_Comm comm, bool failed, int& kind, std::string& message);
+
 // Every rank calls it with its own outcome (null: fine). Returns where every rank is fine; else
 // throws, on every rank, the error of the lowest rank that had one: an exception of its kind
 // (ShapeError, InvalidArgument, else Error) with its message and " (rank R of N)" after it.

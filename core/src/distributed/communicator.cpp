@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "../env.hpp"
+#include "../selection.hpp"
 #include "xgpu/reduction.hpp"
 
 namespace xgpu::distributed {
@@ -31,29 +33,14 @@ Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
 }
 
 Context device_context(const Communicator& comm, std::string_view backend) {
-    const char* device = std::getenv("XGPU_DEVICE");
-    if (device && *device) return backend.empty() ? Context::from_env() : Context::create(backend, device);
-    std::string want(backend);
-    if (want.empty()) {
-        const char* env = std::getenv("XGPU_BACKEND");
-        want = env && *env ? env : "auto";
+    // The core's selection (XGPU_BACKEND and XGPU_DEVICE read and validated as everywhere), the
+    // node-local rank picking among the devices where XGPU_DEVICE names none.
+    const std::string name = backend.empty() ? xgpu::detail::env::backend() : std::string(backend);
+    try {
+        return xgpu::detail::create_context(name, xgpu::detail::env::device(), std::size_t(comm.local_rank()));
+    } catch (const BackendUnavailable& e) {
+        throw BackendUnavailable(fmt::format("xgpu: distributed: rank {}: {}", comm.rank(), e.what()));
     }
-    std::string reasons;
-    for (const auto& b : backends()) {
-        if (want != "auto" && b.name != want) continue;
-        if (!b.available || b.devices.empty()) {
-            reasons += fmt::format("\n  {}: {}", b.name, b.available ? "no device" : b.reason);
-            continue;
-        }
-        // GPUs where the node has them (as xgpu's own selection prefers), else every device.
-        std::vector<Device> candidates;
-        for (const auto& d : b.devices)
-            if (d.type() == DeviceType::gpu) candidates.push_back(d);
-        if (candidates.empty()) candidates = b.devices;
-        return Context::create(candidates[std::size_t(comm.local_rank()) % candidates.size()]);
-    }
-    throw BackendUnavailable(fmt::format("xgpu: distributed: rank {}: no device on backend '{}'{}", comm.rank(), want,
-                                         reasons.empty() ? std::string(" (not built into this xgpu)") : reasons));
 }
 
 void Sum::sum(double* values, int count) const {
@@ -77,19 +64,9 @@ void Sum::finish_sum() const {
 }
 
 std::string Sum::agree(const std::string& error) const {
-    // The lowest rank with an error speaks for all: one MPI_MIN finds it, then it broadcasts.
-    int rank = 0, size = 1;
-    MPI_Comm_rank(comm_, &rank);
-    MPI_Comm_size(comm_, &size);
-    int first = error.empty() ? size : rank;
-    detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
-    if (first == size) return "";
-    std::string message = rank == first ? error : std::string();
-    int length = int(message.size());
-    detail::check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm_), "MPI_Bcast");
-    message.resize(std::size_t(length));
-    detail::check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm_), "MPI_Bcast");
-    return message;
+    int kind = 0;
+    std::string message = error;
+    return detail::first_error(comm_, !error.empty(), kind, message) >= 0 ? message : std::string();
 }
 
 int Sum::processes() const {
@@ -136,39 +113,49 @@ int mpi_count(std::int64_t n, const char* what) {
     return int(n);
 }
 
-void agree(const Communicator& comm, const std::exception_ptr& local) {
+int first_error(MPI_Comm comm, bool failed, int& kind, std::string& message) {
     // The lowest rank with an error speaks for all: the ranks learn which one with a single
-    // MPI_MIN, then that rank broadcasts its message and the exception's kind.
-    int first = local ? comm.rank() : comm.size();
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm.comm()), "MPI_Allreduce");
-    if (first == comm.size()) return;
+    // MPI_MIN, then that rank broadcasts its kind and message.
+    int rank = 0, size = 1;
+    check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    int first = failed ? rank : size;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (first == size) return -1;
+    int kind_length[2] = {kind, int(message.size())};
+    check_mpi(MPI_Bcast(kind_length, 2, MPI_INT, first, comm), "MPI_Bcast");
+    kind = kind_length[0];
+    message.resize(std::size_t(kind_length[1]));
+    check_mpi(MPI_Bcast(message.data(), kind_length[1], MPI_CHAR, first, comm), "MPI_Bcast");
+    return first;
+}
+
+void agree(const Communicator& comm, const std::exception_ptr& local) {
     enum Kind : int { shape = 1, argument = 2, error = 3 };
     std::string message;
-    int kind_length[2] = {error, 0};
-    if (comm.rank() == first) {
+    int kind = error;
+    if (local) {
         try {
             std::rethrow_exception(local);
         } catch (const ShapeError& e) {
             message = e.what();
-            kind_length[0] = shape;
+            kind = shape;
         } catch (const InvalidArgument& e) {
             message = e.what();
-            kind_length[0] = argument;
+            kind = argument;
         } catch (const std::exception& e) {
             message = e.what();
         } catch (...) {
             message = "xgpu: distributed: an exception that is not a std::exception";
         }
-        kind_length[1] = int(message.size());
     }
-    check_mpi(MPI_Bcast(kind_length, 2, MPI_INT, first, comm.comm()), "MPI_Bcast");
-    message.resize(std::size_t(kind_length[1]));
-    check_mpi(MPI_Bcast(message.data(), kind_length[1], MPI_CHAR, first, comm.comm()), "MPI_Bcast");
-    // The rank that found it throws the same as the others (the kind, not the exact type: a
+    const int first = first_error(comm.comm(), bool(local), kind, message);
+    if (first < 0) return;
+    // Every rank, the one that found it too, throws the same kind (not the exact type: a
     // ParseError becomes an InvalidArgument with its message), so that every rank can handle the
     // refusal the same way.
     message += fmt::format(" (rank {} of {})", first, comm.size());
-    switch (kind_length[0]) {
+    switch (kind) {
     case shape: throw ShapeError(message);
     case argument: throw InvalidArgument(message);
     default: throw Error(message);
