@@ -1,6 +1,7 @@
 // Sparse products on the device (multiply, multiply_values, transpose, Csr from device arrays)
 // against host references in double precision, on every backend, on fresh random matrices: empty
-// rows and matrices, rows of more than 10^4 entries (the work-group path), rectangular shapes,
+// rows and matrices, rows of more than 10^4 entries (the work-group path), rows of up to thousands
+// of products over few columns (the sorting work-groups), rectangular shapes,
 // int64 indices, products of the multigrid kind (A * P, P^T * A * P); the results canonical and
 // the same on two runs; bad input refused with its reason.
 #include <algorithm>
@@ -114,6 +115,18 @@ template <class T, class I> void products(const Context& ctx) {
             v = T(2) * v + T(1);
         const Csr<T, I> c2 = multiply_values(Csr<T, I>(ctx, a2), db, c);
         check_equal(c2, host_product(a2, b), tol);
+    }
+    SECTION("rows of every length the sorting work-groups take and beyond, few columns") {
+        // Products per row from 0 to several thousand over 100 columns: each column summed from
+        // many products, rows below, at and above the sort's capacity.
+        const std::int64_t m = 300, k = 500, n = 100;
+        auto len_a = lengths(m, 400, true);
+        const auto a = generate<T, I>(m, k, len_a), b = generate<T, I>(k, n, lengths(k, 16, true));
+        const Csr<T, I> da(ctx, a), db(ctx, b);
+        const Csr<T, I> c = multiply(da, db);
+        check_equal(c, host_product(a, b), std::is_same_v<T, float> ? 1e-4 : 1e-12);
+        CHECK(multiply(da, db).to_host().identical(c.to_host()));
+        check_equal(multiply_values(da, db, c), host_product(a, b), std::is_same_v<T, float> ? 1e-4 : 1e-12);
     }
     SECTION("rows of more than 10^4 entries") {
         // Row 3 of A is dense (the work-group path), and B has a dense row too.

@@ -25,6 +25,11 @@ namespace {
 // Rows of A with more entries than this go to a work-group each (a step of a work-item's merge
 // reads every cursor of its row).
 constexpr std::int64_t long_row = 256;
+// Rows with at least this many entries (cursors, each read by every step of a work-item's merge)
+// and no more products than the sorting kernel holds are sorted by a work-group instead.
+constexpr std::int64_t sort_min = 24;
+// The sorting kernel's slots per work-item (its keys and values stay within 48 KB of local memory).
+template <Value T> constexpr unsigned sort_units = sizeof(T) > 8 ? 4 : 8;
 
 // A power of two: the trees of the long rows' kernel halve it.
 unsigned spgemm_group(const Context& ctx) {
@@ -41,6 +46,7 @@ template <Value T, Index I> Kernel spgemm_kernel(const Context& ctx, const char*
         [&] {
             return codegen::fill("spgemm.kernel", {{"spmv_h", spmv_support<T, I>()},
                                                    {"group_size", std::to_string(wg)},
+                                                   {"sort_units", std::to_string(sort_units<T>)},
                                                    {"imax", std::to_string(std::numeric_limits<I>::max())}});
         },
         name);
@@ -75,10 +81,43 @@ struct Facts {
 
 } // namespace
 
+// Each row's method (a work-item's merge, a work-group's merge, a work-group's sort) and the
+// rows of the last two listed: made once, for both passes.
+template <Index I> struct Plan {
+    Array<std::uint8_t> method;
+    Array<I> long_rows, sorted_rows;
+};
+
+template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T, I>& b) {
+    const Context& ctx = a.context();
+    const Queue q = ctx.current_queue();
+    const auto rows = std::uint64_t(a.rows());
+    Plan<I> plan;
+    plan.method = empty<std::uint8_t>(ctx, {std::max<std::size_t>(rows, 1)});
+    // The sort's keys hold a column in 32 bits.
+    const std::int64_t cap = b.cols() < (std::int64_t(1) << 32) ? std::int64_t(sort_units<T> * spgemm_group(ctx)) : 0;
+    spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
+        .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_row, sort_min,
+                cap);
+    const auto list = [&](std::uint32_t which) {
+        Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
+        spgemm_kernel<T, I>(ctx, "xgpu_method_flags")
+            .launch(q, rows_grid(ctx, rows + 1), plan.method, flags, rows, which);
+        std::int64_t n = 0;
+        const Array<std::int64_t> at = row_pointers<std::int64_t>(flags, n, "the rows of one method");
+        Array<I> out = empty<I>(ctx, {std::size_t(n)});
+        if (n > 0) spgemm_kernel<T, I>(ctx, "xgpu_long_list").launch(q, rows_grid(ctx, rows), flags, at, out, rows);
+        return out;
+    };
+    if (a.row_stats().max > long_row) plan.long_rows = list(1);
+    plan.sorted_rows = list(2);
+    return plan;
+}
+
 // The product's passes: counts (numeric false) or C's columns and values from its row pointers.
 template <Value T, Index I>
-void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Array<I>& c_ptr, const Array<I>& c_col,
-                 const Array<T>& c_val, const Array<std::int64_t>& count, bool numeric) {
+void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Plan<I>& plan, const Array<I>& c_ptr,
+                 const Array<I>& c_col, const Array<T>& c_val, const Array<std::int64_t>& count, bool numeric) {
     const Context& ctx = a.context();
     const Queue q = ctx.current_queue();
     const auto rows = std::uint64_t(a.rows());
@@ -87,18 +126,17 @@ void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Array<I>& c_ptr, 
     const std::uint32_t pass = numeric ? 1 : 0;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_rows")
         .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(),
-                cur, head, c_ptr, c_col, c_val, count, rows, long_row, pass);
-    if (a.row_stats().max <= long_row) return;
-    // The long rows, listed on the device.
-    Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
-    spgemm_kernel<T, I>(ctx, "xgpu_long_flags").launch(q, rows_grid(ctx, rows + 1), a.row_ptr(), flags, rows, long_row);
-    std::int64_t nlong = 0;
-    const Array<std::int64_t> at = row_pointers<std::int64_t>(flags, nlong, "the long rows");
-    Array<I> list = empty<I>(ctx, {std::size_t(nlong)});
-    spgemm_kernel<T, I>(ctx, "xgpu_long_list").launch(q, rows_grid(ctx, rows), flags, at, list, rows);
-    spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
-        .launch(q, codegen::groups_grid(std::uint64_t(nlong), spgemm_group(ctx)), a.row_ptr(), a.col_idx(), a.values(),
-                b.row_ptr(), b.col_idx(), b.values(), cur, c_ptr, c_col, c_val, count, list, pass);
+                cur, head, c_ptr, c_col, c_val, count, plan.method, rows, pass);
+    if (!plan.sorted_rows.empty())
+        spgemm_kernel<T, I>(ctx, "xgpu_spgemm_sorted")
+            .launch(q, codegen::groups_grid(std::uint64_t(plan.sorted_rows.size()), spgemm_group(ctx)), a.row_ptr(),
+                    a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count,
+                    plan.sorted_rows, pass);
+    if (!plan.long_rows.empty())
+        spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
+            .launch(q, codegen::groups_grid(std::uint64_t(plan.long_rows.size()), spgemm_group(ctx)), a.row_ptr(),
+                    a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), cur, c_ptr, c_col, c_val, count,
+                    plan.long_rows, pass);
 }
 
 } // namespace detail
@@ -177,12 +215,13 @@ template <Value T, Index I> Csr<T, I> multiply(const Csr<T, I>& a, const Csr<T, 
     Array<std::int64_t> count = zeros<std::int64_t>(ctx, {rows + 1});
     const Array<I> none_i = empty<I>(ctx, {1});
     const Array<T> none_t = empty<T>(ctx, {1});
-    detail::spgemm_pass(a, b, none_i, none_i, none_t, count, false);
+    const detail::Plan<I> plan = detail::spgemm_plan(a, b);
+    detail::spgemm_pass(a, b, plan, none_i, none_i, none_t, count, false);
     std::int64_t nnz = 0;
     Array<I> ptr = detail::row_pointers<I>(count, nnz, "the product A * B");
     Array<I> col = empty<I>(ctx, {std::max<std::size_t>(std::size_t(nnz), 1)});
     Array<T> val = empty<T>(ctx, {std::max<std::size_t>(std::size_t(nnz), 1)});
-    if (nnz > 0) detail::spgemm_pass(a, b, ptr, col, val, count, true);
+    if (nnz > 0) detail::spgemm_pass(a, b, plan, ptr, col, val, count, true);
     if (nnz == 0) {
         col = empty<I>(ctx, {0});
         val = empty<T>(ctx, {0});
@@ -199,7 +238,7 @@ template <Value T, Index I> Csr<T, I> multiply_values(const Csr<T, I>& a, const 
     if (c.nnz() > 0) {
         Array<std::int64_t> count = empty<std::int64_t>(ctx, {std::size_t(a.rows()) + 1});
         Array<I> col = empty<I>(ctx, {c.nnz()}); // the same columns again
-        detail::spgemm_pass(a, b, c.row_ptr(), col, val, count, true);
+        detail::spgemm_pass(a, b, detail::spgemm_plan(a, b), c.row_ptr(), col, val, count, true);
     }
     return Csr<T, I>(ctx, c.rows(), c.cols(), c.row_ptr(), c.col_idx(), std::move(val));
 }
