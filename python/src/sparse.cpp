@@ -383,10 +383,12 @@ void bind_sparse(nb::module_& m) {
         });
     m.def(
         "smoothed_aggregation",
-        [](const Matrix& a, double theta, std::int64_t max_coarse, int max_levels, std::string_view smoother,
-           int presmooth, int postsmooth, bool single_precision, std::optional<ArrayDesc> b) {
+        [](const Matrix& a, double theta, double theta_decay, std::int64_t max_coarse, int max_levels,
+           std::string_view smoother, int presmooth, int postsmooth, bool single_precision,
+           std::optional<ArrayDesc> b) {
             amg::Options o;
             o.theta = theta;
+            o.theta_decay = theta_decay;
             o.max_coarse = max_coarse;
             o.max_levels = max_levels;
             if (smoother == "jacobi")
@@ -419,8 +421,9 @@ void bind_sparse(nb::module_& m) {
             }
             throw InvalidArgument("xgpu: smoothed aggregation takes a float32 or float64 matrix with int32 indices");
         },
-        nb::arg("a"), nb::arg("theta"), nb::arg("max_coarse"), nb::arg("max_levels"), nb::arg("smoother"),
-        nb::arg("presmooth"), nb::arg("postsmooth"), nb::arg("single_precision"), nb::arg("b").none());
+        nb::arg("a"), nb::arg("theta"), nb::arg("theta_decay"), nb::arg("max_coarse"), nb::arg("max_levels"),
+        nb::arg("smoother"), nb::arg("presmooth"), nb::arg("postsmooth"), nb::arg("single_precision"),
+        nb::arg("b").none());
 
     nb::class_<SolverReport>(m, "SolverReport")
         .def_ro("method", &SolverReport::method)

@@ -161,11 +161,12 @@ def _matrix(A, context):
                     f"{type(A).__name__}")
 
 
-def smoothed_aggregation_solver(A, B=None, *, context=None, theta=0.08, max_coarse=400, max_levels=12,
-                                smoother="jacobi", presmooth=1, postsmooth=1, single_precision=False):
+def smoothed_aggregation_solver(A, B=None, *, context=None, theta=0.08, theta_decay=0.5, max_coarse=400,
+                                max_levels=12, smoother="jacobi", presmooth=1, postsmooth=1, single_precision=False):
     """Builds a smoothed aggregation hierarchy of A (square, float32 or float64, positive diagonal)
     on the device. A scipy.sparse A is moved to ``context``. ``B``: the near-null-space vector
-    (PyAMG's name; one column, none of its entries zero; the constant by default). ``smoother``:
+    (PyAMG's name; one column, none of its entries zero; the constant by default). ``theta``: the
+    strength threshold of the finest level, ``theta * theta_decay**l`` on level l. ``smoother``:
     "jacobi", "l1_jacobi" or "chebyshev"; ``single_precision``: a float32 hierarchy for a float64
     A."""
     if context is None and isinstance(A, csr_matrix):
@@ -193,6 +194,6 @@ def smoothed_aggregation_solver(A, B=None, *, context=None, theta=0.08, max_coar
         else:
             B = to_device(A.context, B.astype(A.dtype))
         b = B.desc
-    h = _xgpu.smoothed_aggregation(A._m, float(theta), int(max_coarse), int(max_levels), str(smoother),
+    h = _xgpu.smoothed_aggregation(A._m, float(theta), float(theta_decay), int(max_coarse), int(max_levels), str(smoother),
                                    int(presmooth), int(postsmooth), bool(single_precision), b)
     return MultilevelSolver(h, A.context, A.dtype)

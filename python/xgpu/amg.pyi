@@ -43,6 +43,6 @@ class MultilevelSolver:
     def refresh(self, A: Any) -> None: ...
 
 def smoothed_aggregation_solver(A: Any, B: Array | npt.ArrayLike | None = None, *, context: _xgpu.Context | None = None,
-                                theta: float = 0.08, max_coarse: int = 400, max_levels: int = 12,
-                                smoother: str = "jacobi", presmooth: int = 1, postsmooth: int = 1,
+                                theta: float = 0.08, theta_decay: float = 0.5, max_coarse: int = 400,
+                                max_levels: int = 12, smoother: str = "jacobi", presmooth: int = 1, postsmooth: int = 1,
                                 single_precision: bool = False) -> MultilevelSolver: ...

@@ -93,6 +93,27 @@ def test_against_pyamg(ctx, rng):
     assert 0.7 * m1 <= n1 <= 1.1 * m1
 
 
+def test_theta_decay(ctx, rng):
+    """theta * theta_decay**l on level l: 1.0 keeps theta on every level (PyAMG's rule), the
+    default halves it; the finest level's aggregates are the same either way."""
+    needs_fp64(ctx, np.float64)
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(24, 24))
+    i = sp.eye(24)
+    a = (sp.kron(sp.kron(t, i), i) + sp.kron(sp.kron(i, t), i) + sp.kron(sp.kron(i, i), t)).tocsr()
+    kept = xgpu.amg.smoothed_aggregation_solver(a, context=ctx, max_coarse=50, theta_decay=1.0)
+    halved = xgpu.amg.smoothed_aggregation_solver(a, context=ctx, max_coarse=50)
+    assert kept.levels[1].A.shape == halved.levels[1].A.shape
+    assert kept.levels[2].A.shape != halved.levels[2].A.shape
+    b = rng.uniform(-1, 1, a.shape[0])
+    for ml in (kept, halved):
+        residuals = []
+        x = ml.solve(b, tol=1e-8, accel="cg", residuals=residuals)
+        assert np.linalg.norm(b - a @ x.get()) <= 1e-7 * np.linalg.norm(b)
+    for bad in (0.0, -0.5, 1.5, float("nan")):
+        with pytest.raises(xgpu.InvalidArgument, match="theta_decay"):
+            xgpu.amg.smoothed_aggregation_solver(a, context=ctx, theta_decay=bad)
+
+
 def test_m_forms(ctx, rng):
     """M= as scipy takes it: each form gives the iterations of the same preconditioner applied
     through a Python operator (with no Python call for the native forms)."""
