@@ -284,12 +284,19 @@ private:
 // ---- Sparse products on the device ----------------------------------------------------------------
 //
 // C = A * B (SpGEMM) for matrices on one context, B canonical: a symbolic pass counts each row's
-// entries (a work-item per row, or a work-group per row of A with more than 256 entries), a scan
-// makes C's row pointers (an entry count that does not fit I is refused before C is allocated),
-// and a numeric pass merges the rows of B that each row of A names. C is canonical, made on the
+// entries, a scan makes C's row pointers (an entry count that does not fit I is refused before C
+// is allocated), and a numeric pass merges the rows of B that each row of A names: a work-item
+// per row; a work-group per row of A with more than 256 entries; on GPUs, a work-group sorting
+// the products in local memory for rows of 24 entries or more. C is canonical, made on the
 // device (no host round trip), and the same on every run: each entry is summed in A's entry
 // order, without atomics.
 template <Value T, Index I> Csr<T, I> multiply(const Csr<T, I>& a, const Csr<T, I>& b);
+namespace detail {
+// Which rows multiply() sorts: those chosen above, or (for tests, on any device) every row the
+// sorting work-group holds. Process-wide.
+enum class ProductSort { automatic, every_row };
+void set_product_sort(ProductSort s);
+} // namespace detail
 // The product's values anew, for A and B with the sparsity patterns that `c` = multiply(A', B')
 // was made from (new values, same patterns): C's pattern is shared, only the numeric pass runs.
 template <Value T, Index I> Csr<T, I> multiply_values(const Csr<T, I>& a, const Csr<T, I>& b, const Csr<T, I>& c);

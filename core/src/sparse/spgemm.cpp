@@ -3,6 +3,7 @@
 // and a sort of each row; and a Csr made from device arrays, its diagonal, row statistics and
 // checks computed there. Nothing of a matrix goes to the host: only sizes and counts come back.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -28,6 +29,7 @@ constexpr std::int64_t long_row = 256;
 // Rows with at least this many entries (cursors, each read by every step of a work-item's merge)
 // and no more products than the sorting kernel holds are sorted by a work-group instead.
 constexpr std::int64_t sort_min = 24;
+std::atomic<ProductSort> product_sort{ProductSort::automatic};
 // The sorting kernel's slots per work-item (its keys and values stay within 48 KB of local memory).
 template <Value T> constexpr unsigned sort_units = sizeof(T) > 8 ? 4 : 8;
 
@@ -81,6 +83,10 @@ struct Facts {
 
 } // namespace
 
+void set_product_sort(ProductSort s) {
+    product_sort.store(s);
+}
+
 // Each row's method (a work-item's merge, a work-group's merge, a work-group's sort) and the
 // rows of the last two listed: made once, for both passes.
 template <Index I> struct Plan {
@@ -94,11 +100,14 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     const auto rows = std::uint64_t(a.rows());
     Plan<I> plan;
     plan.method = empty<std::uint8_t>(ctx, {std::max<std::size_t>(rows, 1)});
-    // The sort's keys hold a column in 32 bits.
-    const std::int64_t cap = b.cols() < (std::int64_t(1) << 32) ? std::int64_t(sort_units<T> * spgemm_group(ctx)) : 0;
+    // The sort's keys hold a column in 32 bits. Not on CPUs: there a work-group's barriers cost
+    // more than the merge's reads of its cursors (PoCL: a Galerkin setup twice as slow).
+    const bool every = product_sort.load() == ProductSort::every_row;
+    const bool sort = b.cols() < (std::int64_t(1) << 32) && (every || ctx.device().type() != DeviceType::cpu);
+    const std::int64_t cap = sort ? std::int64_t(sort_units<T> * spgemm_group(ctx)) : 0;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
-        .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_row, sort_min,
-                cap);
+        .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_row,
+                every ? std::int64_t(1) : sort_min, cap);
     const auto list = [&](std::uint32_t which) {
         Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
         spgemm_kernel<T, I>(ctx, "xgpu_method_flags")
