@@ -154,11 +154,20 @@ template <class T, class I> void products(const Context& ctx) {
         auto len = lengths(m, 10, true);
         len[0] = std::min<std::int64_t>(n, 200); // a long column for every row's first entries
         const auto a = generate<T, I>(m, n, len);
-        const Csr<T, I> t = transpose(Csr<T, I>(ctx, a));
-        check_equal(t, widen(sparse::transpose(a)), 0);
+        // Many empty columns (empty rows of the transpose) between short ones.
+        auto sparse_cols = lengths(2000, 3, true);
+        const auto wide = generate<T, I>(2000, 60000, sparse_cols);
         // A column of more than 10^4 entries (heapsort of the row).
         const auto tall = generate<T, I>(15000, 3, std::vector<std::int64_t>(15000, 2));
-        check_equal(transpose(Csr<T, I>(ctx, tall)), widen(sparse::transpose(tall)), 0);
+        // The device's own way to sort the rows (a work-item per row on CPUs), then batches of
+        // rows sorted by work-groups on every device.
+        for (const auto sort : {sparse::detail::ProductSort::automatic, sparse::detail::ProductSort::every_row}) {
+            sparse::detail::set_product_sort(sort);
+            check_equal(transpose(Csr<T, I>(ctx, a)), widen(sparse::transpose(a)), 0);
+            check_equal(transpose(Csr<T, I>(ctx, wide)), widen(sparse::transpose(wide)), 0);
+            check_equal(transpose(Csr<T, I>(ctx, tall)), widen(sparse::transpose(tall)), 0);
+        }
+        sparse::detail::set_product_sort(sparse::detail::ProductSort::automatic);
     }
     SECTION("the products of a multigrid hierarchy: A P and P^T (A P)") {
         const auto a = poisson<T, I>(17, 13);

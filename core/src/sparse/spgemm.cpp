@@ -101,17 +101,23 @@ template <Index I> struct Plan {
     std::uint64_t batches = 0;
 };
 
+// The batched sorts' window (a quarter of the sorting kernel's capacity), or 0 where rows are not
+// sorted in local memory: on CPUs a work-group's barriers cost more than a work-item's merge or
+// sort (PoCL: a Galerkin setup twice as slow), unless the tests ask for every row.
+template <Value T> std::int64_t sort_window(const Context& ctx) {
+    if (product_sort.load() != ProductSort::every_row && ctx.device().type() == DeviceType::cpu) return 0;
+    return std::int64_t(sort_units<T> * spgemm_group(ctx)) / 4;
+}
+
 template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T, I>& b) {
     const Context& ctx = a.context();
     const Queue q = ctx.current_queue();
     const auto rows = std::uint64_t(a.rows());
     Plan<I> plan;
     plan.method = empty<std::uint8_t>(ctx, {std::max<std::size_t>(rows, 1)});
-    // The sort's keys hold a column in 32 bits. Not on CPUs: there a work-group's barriers cost
-    // more than the merge's reads of its cursors (PoCL: a Galerkin setup twice as slow).
+    // The sort's keys hold a column in 32 bits.
     const bool every = product_sort.load() == ProductSort::every_row;
-    const bool sort = b.cols() < (std::int64_t(1) << 32) && (every || ctx.device().type() != DeviceType::cpu);
-    const std::int64_t cap = sort ? std::int64_t(sort_units<T> * spgemm_group(ctx)) : 0, window = cap / 4;
+    const std::int64_t window = b.cols() < (std::int64_t(1) << 32) ? sort_window<T>(ctx) : 0, cap = 4 * window;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
         .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_row,
                 every ? std::int64_t(1) : sort_min, cap, every ? std::int64_t(1) : batch_min, window);
@@ -297,8 +303,21 @@ template <Value T, Index I> Csr<T, I> transpose(const Csr<T, I>& a) {
     cnt.fill(0);
     detail::spgemm_kernel<T, I>(ctx, "xgpu_transpose_fill")
         .launch(q, detail::rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), a.values(), ptr, col, val, cnt, rows);
-    detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_rows")
-        .launch(q, detail::rows_grid(ctx, cols), ptr, col, val, std::uint64_t(cols));
+    // Each row sorted by column: in batches of rows (a work-group each, in local memory) where
+    // the sort is on and no row exceeds a window, else a work-item per row.
+    const std::int64_t window = detail::sort_window<T>(ctx);
+    if (window > 0 && a.rows() < (std::int64_t(1) << 32) &&
+        std::int64_t(max(cnt(Slice{0, std::int64_t(cols)})).get()) <= window) {
+        const auto batches = std::uint64_t((nnz + window - 1) / window);
+        Array<std::int64_t> start = empty<std::int64_t>(ctx, {batches + 1});
+        detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_starts")
+            .launch(q, detail::rows_grid(ctx, batches + 1), ptr, start, std::uint64_t(cols), batches, window);
+        detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_batched")
+            .launch(q, codegen::groups_grid(batches, detail::spgemm_group(ctx)), ptr, col, val, start);
+    } else {
+        detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_rows")
+            .launch(q, detail::rows_grid(ctx, cols), ptr, col, val, std::uint64_t(cols));
+    }
     return Csr<T, I>(ctx, a.cols(), a.rows(), std::move(ptr), std::move(col), std::move(val));
 }
 
