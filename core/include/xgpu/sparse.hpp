@@ -285,11 +285,9 @@ private:
 //
 // C = A * B (SpGEMM) for matrices on one context, B canonical: a symbolic pass counts each row's
 // entries, a scan makes C's row pointers (an entry count that does not fit I is refused before C
-// is allocated), and a numeric pass forms each row from the rows of B that its entries name: on
-// GPUs a work-group sorts the products by column in local memory (a batch of rows of 2 entries or
-// more and at most a quarter of its capacity in products, or one row of 24 entries or more and at
-// most its capacity); other rows merge B's rows, a work-item per row (a work-group per row of
-// more than 256 entries). C is canonical, made on the
+// is allocated), and a numeric pass merges the rows of B that each row of A names: a work-item
+// per row; a work-group per row of A with more than 256 entries; on GPUs, a work-group sorting
+// the products in local memory for rows of 24 entries or more. C is canonical, made on the
 // device (no host round trip), and the same on every run: each entry is summed in A's entry
 // order, without atomics.
 template <Value T, Index I> Csr<T, I> multiply(const Csr<T, I>& a, const Csr<T, I>& b);

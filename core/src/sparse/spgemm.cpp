@@ -32,9 +32,6 @@ constexpr std::int64_t sort_min = 24;
 std::atomic<ProductSort> product_sort{ProductSort::automatic};
 // The sorting kernel's slots per work-item (its keys and values stay within 48 KB of local memory).
 template <Value T> constexpr unsigned sort_units = sizeof(T) > 8 ? 4 : 8;
-// Rows with at least this many entries and at most half a batch's capacity (half the sorting
-// kernel's) in products are sorted in batches of rows, a work-group each.
-constexpr std::int64_t batch_min = 2;
 
 // A power of two: the trees of the long rows' kernel halve it.
 unsigned spgemm_group(const Context& ctx) {
@@ -90,20 +87,17 @@ void set_product_sort(ProductSort s) {
     product_sort.store(s);
 }
 
-// Each row's method (a work-item's merge, a work-group's merge, a work-group's sort of one row
-// or of a batch of rows) and the rows of the last three listed: made once, for both passes.
+// Each row's method (a work-item's merge, a work-group's merge, a work-group's sort) and the
+// rows of the last two listed: made once, for both passes.
 template <Index I> struct Plan {
     Array<std::uint8_t> method;
-    Array<I> long_rows, sorted_rows, batched_rows;
-    // The batched rows' first products (an exclusive scan of their products) and each batch's
-    // first row in that list (batches + 1 entries).
-    Array<std::int64_t> batch_offset, batch_start;
-    std::uint64_t batches = 0;
+    Array<I> long_rows, sorted_rows;
 };
 
-// The batched sorts' window (a quarter of the sorting kernel's capacity), or 0 where rows are not
-// sorted in local memory: on CPUs a work-group's barriers cost more than a work-item's merge or
-// sort (PoCL: a Galerkin setup twice as slow), unless the tests ask for every row.
+// The transpose's batch window (a quarter of the sorting kernel's capacity, which the product
+// fills with one row's products), or 0 where rows are not sorted in local memory: on CPUs a
+// work-group's barriers cost more than a work-item's merge or sort (PoCL: a Galerkin setup twice
+// as slow), unless the tests ask for every row.
 template <Value T> std::int64_t sort_window(const Context& ctx) {
     if (product_sort.load() != ProductSort::every_row && ctx.device().type() == DeviceType::cpu) return 0;
     return std::int64_t(sort_units<T> * spgemm_group(ctx)) / 4;
@@ -117,10 +111,10 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     plan.method = empty<std::uint8_t>(ctx, {std::max<std::size_t>(rows, 1)});
     // The sort's keys hold a column in 32 bits.
     const bool every = product_sort.load() == ProductSort::every_row;
-    const std::int64_t window = b.cols() < (std::int64_t(1) << 32) ? sort_window<T>(ctx) : 0, cap = 4 * window;
+    const std::int64_t cap = b.cols() < (std::int64_t(1) << 32) ? 4 * sort_window<T>(ctx) : 0;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
         .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_row,
-                every ? std::int64_t(1) : sort_min, cap, every ? std::int64_t(1) : batch_min, window);
+                every ? std::int64_t(1) : sort_min, cap);
     const auto list = [&](std::uint32_t which) {
         Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
         spgemm_kernel<T, I>(ctx, "xgpu_method_flags")
@@ -133,23 +127,6 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     };
     if (a.row_stats().max > long_row) plan.long_rows = list(1);
     plan.sorted_rows = list(2);
-    plan.batched_rows = list(3);
-    // A batch: the rows whose first product lies in one window of `window` products. Each row has
-    // at most `window` products, so a batch has fewer than 2 windows' (the kernel's capacity).
-    const auto listed = std::uint64_t(plan.batched_rows.size());
-    if (listed > 0) {
-        Array<std::int64_t> products = empty<std::int64_t>(ctx, {listed + 1});
-        spgemm_kernel<T, I>(ctx, "xgpu_batch_products")
-            .launch(q, rows_grid(ctx, listed + 1), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.batched_rows, products,
-                    listed);
-        std::int64_t total = 0;
-        plan.batch_offset = row_pointers<std::int64_t>(products, total, "the batched rows' products");
-        plan.batches = std::uint64_t((total + window - 1) / window);
-        plan.batch_start = empty<std::int64_t>(ctx, {plan.batches + 1});
-        spgemm_kernel<T, I>(ctx, "xgpu_batch_starts")
-            .launch(q, rows_grid(ctx, plan.batches + 1), plan.batch_offset, plan.batch_start, listed, plan.batches,
-                    window);
-    }
     return plan;
 }
 
@@ -171,11 +148,6 @@ void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Plan<I>& plan, co
             .launch(q, codegen::groups_grid(std::uint64_t(plan.sorted_rows.size()), spgemm_group(ctx)), a.row_ptr(),
                     a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count,
                     plan.sorted_rows, pass);
-    if (plan.batches > 0)
-        spgemm_kernel<T, I>(ctx, "xgpu_spgemm_batched")
-            .launch(q, codegen::groups_grid(plan.batches, spgemm_group(ctx)), a.row_ptr(), a.col_idx(), a.values(),
-                    b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count, plan.batched_rows,
-                    plan.batch_offset, plan.batch_start, pass);
     if (!plan.long_rows.empty())
         spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
             .launch(q, codegen::groups_grid(std::uint64_t(plan.long_rows.size()), spgemm_group(ctx)), a.row_ptr(),
