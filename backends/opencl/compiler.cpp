@@ -1,7 +1,17 @@
 // The OpenCL backend: the compiler (programs from source and from cached binaries), and on PoCL
-// the gate that keeps work from running while a build does.
+// the gate that keeps work from running while a build does and the lock that keeps processes
+// from building into PoCL's kernel cache at once.
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <system_error>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -18,6 +28,48 @@ std::string build_log(const cl::Program& p, const cl::Device& d) {
         log.pop_back();
     return log;
 }
+
+// PoCL's kernel cache (POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl, else ~/.cache/pocl) is shared
+// by a user's processes, and PoCL 3.1's clBuildProgram crashes (readdir of a directory another
+// process's build has just replaced) or fails without a diagnostic when processes build into an
+// empty cache at once. A build holds an exclusive lock on a file in that cache, so the processes
+// sharing it build one at a time (each later one finds the first one's result there). Where the
+// file cannot be made (a read-only home), the build goes on without it.
+class PoclCacheLock {
+  public:
+    PoclCacheLock() {
+        namespace fs = std::filesystem;
+        fs::path dir;
+        if (const char* d = std::getenv("POCL_CACHE_DIR"); d && *d)
+            dir = d;
+        else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+            dir = fs::path(x) / "pocl";
+        else if (const char* h = std::getenv("HOME"); h && *h)
+            dir = fs::path(h) / ".cache" / "pocl";
+        else
+            return;
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        fd_ = ::open((dir / "xgpu-build.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) return;
+        while (::flock(fd_, LOCK_EX) != 0)
+            if (errno != EINTR) {
+                ::close(fd_);
+                fd_ = -1;
+                return;
+            }
+    }
+    ~PoclCacheLock() {
+        if (fd_ < 0) return;
+        ::flock(fd_, LOCK_UN);
+        ::close(fd_);
+    }
+    PoclCacheLock(const PoclCacheLock&) = delete;
+    PoclCacheLock& operator=(const PoclCacheLock&) = delete;
+
+  private:
+    int fd_ = -1;
+};
 
 } // namespace
 
@@ -50,12 +102,13 @@ std::unique_lock<std::shared_mutex> Context::quiesce_for_build() {
 
 detail::BuildResult Context::build(const std::string& source, const std::vector<std::string>& options) {
     const auto gate = quiesce_for_build();
+    std::optional<PoclCacheLock> cache_lock;
+    if (pocl_) cache_lock.emplace();
     cl_int err = CL_SUCCESS;
     cl::Program p;
-    // PoCL keeps a kernel cache of its own (POCL_CACHE_DIR, shared by a user's processes), and
-    // processes building the same program into it at once can make one build fail with no
-    // diagnostic in its log (1 of 8 processes started together on an empty cache). Such a build
-    // is tried again with a fresh program after a pause; a build whose log names an error is not.
+    // A PoCL build that fails with no diagnostic in its log (as builds racing in PoCL's cache did
+    // where the lock above could not be taken) is tried again with a fresh program after a pause;
+    // a build whose log names an error is not.
     for (int attempt = 0;; ++attempt) {
         p = cl::Program(context, source, false, &err);
         check(err, "clCreateProgramWithSource");
@@ -87,6 +140,8 @@ detail::BuildResult Context::build(const std::string& source, const std::vector<
 std::shared_ptr<detail::ProgramImpl> Context::load(const std::vector<unsigned char>& binary,
                                                    const std::vector<std::string>& options) {
     const auto gate = quiesce_for_build();
+    std::optional<PoclCacheLock> cache_lock;
+    if (pocl_) cache_lock.emplace();
     const unsigned char* ptr = binary.data();
     const std::size_t size = binary.size();
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;
