@@ -51,6 +51,8 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 
 /* Within a warp (XGPU_HAS_WARP_SHUFFLE): lane i gets v of lane i + offset, all 32 lanes taking part */
 #define XGPU_SHUFFLE_DOWN(v, offset) __shfl_down_sync(0xffffffffu, (v), (offset))
+/* ... and v of lane i ^ mask */
+#define XGPU_SHUFFLE_XOR(v, mask) __shfl_xor_sync(0xffffffffu, (v), (mask))
 /* A barrier of the 32 lanes of a warp (their local memory writes visible to each other), all
  * lanes taking part */
 #define XGPU_WARP_SYNC() __syncwarp()

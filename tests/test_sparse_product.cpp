@@ -92,6 +92,7 @@ template <class T, class I> HostCsr<double, I> widen(const HostCsr<T, I>& a) {
 }
 
 template <class T, class I> void products(const Context& ctx) {
+    INFO("T size " << sizeof(T) << " I size " << sizeof(I));
     const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-13;
     auto& g = test::rng();
     const auto lengths = [&](std::int64_t rows, std::int64_t most, bool empty_rows) {
@@ -125,16 +126,17 @@ template <class T, class I> void products(const Context& ctx) {
         const Csr<T, I> da(ctx, a), db(ctx, b);
         const double within = std::is_same_v<T, float> ? 1e-4 : 1e-12;
         const auto want = host_product(a, b);
-        // The device's own choice of rows to sort (none on CPUs), then every row the sorting
-        // work-group holds, on every device.
-        for (const auto sort : {sparse::detail::ProductSort::automatic, sparse::detail::ProductSort::every_row}) {
-            sparse::detail::set_product_sort(sort);
+        // The device's own choice of kernels (on CPUs neither sorts nor teams), then every row
+        // that the sorting work-group holds, then every row that a team holds, on every device.
+        for (const auto path : {sparse::detail::ProductPath::automatic, sparse::detail::ProductPath::sort,
+                                sparse::detail::ProductPath::team}) {
+            sparse::detail::set_product_path(path);
             const Csr<T, I> c = multiply(da, db);
             check_equal(c, want, within);
             CHECK(multiply(da, db).to_host().identical(c.to_host()));
             check_equal(multiply_values(da, db, c), want, within);
         }
-        sparse::detail::set_product_sort(sparse::detail::ProductSort::automatic);
+        sparse::detail::set_product_path(sparse::detail::ProductPath::automatic);
     }
     SECTION("rows of more than 10^4 entries") {
         // Row 3 of A is dense (the work-group path), and B has a dense row too.
@@ -161,13 +163,13 @@ template <class T, class I> void products(const Context& ctx) {
         const auto tall = generate<T, I>(15000, 3, std::vector<std::int64_t>(15000, 2));
         // The device's own way to sort the rows (a work-item per row on CPUs), then batches of
         // rows sorted by work-groups on every device.
-        for (const auto sort : {sparse::detail::ProductSort::automatic, sparse::detail::ProductSort::every_row}) {
-            sparse::detail::set_product_sort(sort);
+        for (const auto path : {sparse::detail::ProductPath::automatic, sparse::detail::ProductPath::sort}) {
+            sparse::detail::set_product_path(path);
             check_equal(transpose(Csr<T, I>(ctx, a)), widen(sparse::transpose(a)), 0);
             check_equal(transpose(Csr<T, I>(ctx, wide)), widen(sparse::transpose(wide)), 0);
             check_equal(transpose(Csr<T, I>(ctx, tall)), widen(sparse::transpose(tall)), 0);
         }
-        sparse::detail::set_product_sort(sparse::detail::ProductSort::automatic);
+        sparse::detail::set_product_path(sparse::detail::ProductPath::automatic);
     }
     SECTION("the products of a multigrid hierarchy: A P and P^T (A P)") {
         const auto a = poisson<T, I>(17, 13);
@@ -186,10 +188,15 @@ template <class T, class I> void products(const Context& ctx) {
         }
         const auto p = from_coo<T, I>(a.rows, nc, r, c, v);
         const Csr<T, I> da(ctx, a), dp(ctx, p);
-        const Csr<T, I> ap = multiply(da, dp);
-        check_equal(ap, host_product(a, p), tol);
-        const Csr<T, I> rap = multiply(transpose(dp), ap);
-        check_equal(rap, host_product(sparse::transpose(p), host_product(a, p)), tol * 10);
+        for (const auto path : {sparse::detail::ProductPath::automatic, sparse::detail::ProductPath::sort,
+                                sparse::detail::ProductPath::team}) {
+            sparse::detail::set_product_path(path);
+            const Csr<T, I> ap = multiply(da, dp);
+            check_equal(ap, host_product(a, p), tol);
+            const Csr<T, I> rap = multiply(transpose(dp), ap);
+            check_equal(rap, host_product(sparse::transpose(p), host_product(a, p)), tol * 10);
+        }
+        sparse::detail::set_product_path(sparse::detail::ProductPath::automatic);
     }
     SECTION("empty operands") {
         const Csr<T, I> none(ctx, HostCsr<T, I>{7, 5, std::vector<I>(8, 0), {}, {}});

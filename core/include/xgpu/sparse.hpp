@@ -246,6 +246,14 @@ public:
     // values, a square matrix, contiguous x and y, in csr_scalar (what `f` plans); false, having
     // done nothing, otherwise.
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f = Format::automatic) const;
+    // The same for any shape, with the partial sums of d.y (d: rows() elements) and y = A*x +
+    // beta*y (beta 0: y only written): the fused dot of a product whose input is not the dot's
+    // vector, as a distributed matrix's off-diagonal block (input: the ghosts; the dot with the
+    // rank's part of x).
+    bool apply_dot(const Array<T>& x, Array<T>& y, T beta, const Array<T>& d, Array<T>& partial,
+                   Format f = Format::automatic) const;
+    // Whether apply_dot fuses under `f` (real values, a csr_scalar plan with a work-item a row).
+    bool fuses_dot(Format f = Format::automatic) const;
     // Its SpMV formats as interchangeable forms of the product (MultiFormOperator): the automatic
     // choice first, then the formats that run on the CSR arrays and SELL or packeted where their
     // layouts are built already; `fixed` where XGPU_SPMV_FORMAT fixes the automatic choice.
@@ -287,15 +295,17 @@ private:
 // entries, a scan makes C's row pointers (an entry count that does not fit I is refused before C
 // is allocated), and a numeric pass merges the rows of B that each row of A names: a work-item
 // per row; a work-group per row of A with more than 256 entries; on GPUs, a work-group sorting
-// the products in local memory for rows of 24 entries or more. C is canonical, made on the
-// device (no host round trip), and the same on every run: each entry is summed in A's entry
-// order, without atomics.
+// the products in local memory for rows of 24 entries or more, and where warps have a barrier
+// (NVIDIA's) a warp per row of 8 to 128 entries first. C is canonical, made on the device (no
+// host round trip), and the same on every run: each entry is summed in a fixed order (A's entry
+// order, or a fixed tree over a warp's), without atomics.
 template <Value T, Index I> Csr<T, I> multiply(const Csr<T, I>& a, const Csr<T, I>& b);
 namespace detail {
-// Which rows multiply() and transpose() sort in local memory: those chosen above, or (for tests,
-// on any device) every row the sorting work-groups hold. Process-wide.
-enum class ProductSort { automatic, every_row };
-void set_product_sort(ProductSort s);
+// Which kernels multiply() and transpose() take: those chosen above, or (for tests, on any
+// device) the sorting work-groups for every row they hold, or the teams for every row they hold.
+// Process-wide.
+enum class ProductPath { automatic, sort, team };
+void set_product_path(ProductPath p);
 } // namespace detail
 // The product's values anew, for A and B with the sparsity patterns that `c` = multiply(A', B')
 // was made from (new values, same patterns): C's pattern is shared, only the numeric pass runs.

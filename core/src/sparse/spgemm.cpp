@@ -29,7 +29,9 @@ constexpr std::int64_t long_row = 256;
 // Rows with at least this many entries (cursors, each read by every step of a work-item's merge)
 // and no more products than the sorting kernel holds are sorted by a work-group instead.
 constexpr std::int64_t sort_min = 24;
-std::atomic<ProductSort> product_sort{ProductSort::automatic};
+// Rows with at least this many entries go to a team of work-items, where teams are warps.
+constexpr std::int64_t team_min = 8;
+std::atomic<ProductPath> product_path{ProductPath::automatic};
 // The sorting kernel's slots per work-item (its keys and values stay within 48 KB of local memory).
 template <Value T> constexpr unsigned sort_units = sizeof(T) > 8 ? 4 : 8;
 
@@ -83,23 +85,32 @@ struct Facts {
 
 } // namespace
 
-void set_product_sort(ProductSort s) {
-    product_sort.store(s);
+void set_product_path(ProductPath p) {
+    product_path.store(p);
 }
 
 // Each row's method (a work-item's merge, a work-group's merge, a work-group's sort) and the
 // rows of the last two listed: made once, for both passes.
 template <Index I> struct Plan {
     Array<std::uint8_t> method;
-    Array<I> long_rows, sorted_rows;
+    Array<I> long_rows, sorted_rows, team_rows;
 };
+
+// The team kernel's work-items per row: a warp where the dialect has a warp barrier (NVIDIA's
+// compute capability 7.0 on, both backends), else the work-group.
+unsigned team_size(const Context& ctx) {
+    return ctx.device().info().nv_compute_capability >= 70 && spgemm_group(ctx) % 32 == 0 ? 32 : spgemm_group(ctx);
+}
+// Each of its work-items holds this many cursors (XGPU_CURSORS in kernels/spgemm.kernel).
+constexpr std::int64_t team_cursors = 4;
 
 // The transpose's batch window (a quarter of the sorting kernel's capacity, which the product
 // fills with one row's products), or 0 where rows are not sorted in local memory: on CPUs a
 // work-group's barriers cost more than a work-item's merge or sort (PoCL: a Galerkin setup twice
 // as slow), unless the tests ask for every row.
 template <Value T> std::int64_t sort_window(const Context& ctx) {
-    if (product_sort.load() != ProductSort::every_row && ctx.device().type() == DeviceType::cpu) return 0;
+    const ProductPath path = product_path.load();
+    if (path == ProductPath::team || (path != ProductPath::sort && ctx.device().type() == DeviceType::cpu)) return 0;
     return std::int64_t(sort_units<T> * spgemm_group(ctx)) / 4;
 }
 
@@ -110,11 +121,16 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     Plan<I> plan;
     plan.method = empty<std::uint8_t>(ctx, {std::max<std::size_t>(rows, 1)});
     // The sort's keys hold a column in 32 bits.
-    const bool every = product_sort.load() == ProductSort::every_row;
+    const ProductPath path = product_path.load();
     const std::int64_t cap = b.cols() < (std::int64_t(1) << 32) ? 4 * sort_window<T>(ctx) : 0;
+    // Teams where a warp is one (a work-group's barriers cost more than they save elsewhere), or
+    // everywhere for the tests.
+    const bool teams = path == ProductPath::team || (path == ProductPath::automatic && team_size(ctx) == 32);
+    const std::int64_t team_max = teams ? team_cursors * team_size(ctx) : 0;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
         .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_row,
-                every ? std::int64_t(1) : sort_min, cap);
+                path == ProductPath::sort ? std::int64_t(1) : sort_min, cap,
+                path == ProductPath::team ? std::int64_t(2) : team_min, team_max);
     const auto list = [&](std::uint32_t which) {
         Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
         spgemm_kernel<T, I>(ctx, "xgpu_method_flags")
@@ -126,7 +142,8 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
         return out;
     };
     if (a.row_stats().max > long_row) plan.long_rows = list(1);
-    plan.sorted_rows = list(2);
+    if (cap > 0) plan.sorted_rows = list(2);
+    if (team_max > 0) plan.team_rows = list(3);
     return plan;
 }
 
@@ -148,6 +165,14 @@ void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Plan<I>& plan, co
             .launch(q, codegen::groups_grid(std::uint64_t(plan.sorted_rows.size()), spgemm_group(ctx)), a.row_ptr(),
                     a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count,
                     plan.sorted_rows, pass);
+    if (!plan.team_rows.empty()) {
+        const auto teams = std::uint64_t(spgemm_group(ctx) / team_size(ctx)),
+                   listed = std::uint64_t(plan.team_rows.size());
+        spgemm_kernel<T, I>(ctx, "xgpu_spgemm_team")
+            .launch(q, codegen::groups_grid((listed + teams - 1) / teams, spgemm_group(ctx)), a.row_ptr(), a.col_idx(),
+                    a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count, plan.team_rows,
+                    listed, pass);
+    }
     if (!plan.long_rows.empty())
         spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
             .launch(q, codegen::groups_grid(std::uint64_t(plan.long_rows.size()), spgemm_group(ctx)), a.row_ptr(),
