@@ -239,6 +239,12 @@ public:
 
     void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
+    // y = A*x with partial.size() work-groups' partial sums of this rank's x.y (FusedDotOperator:
+    // a solver sums them across the ranks with its other sums): the dot fused into the diagonal
+    // block's product where the rank has no ghosts, else into the off-diagonal block's (input
+    // the ghosts, dot with x). False, having done nothing, where that block's format does not
+    // fuse (sparse::Csr::fuses_dot) or the rank has no rows.
+    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;
     // This rank's share of the traffic: both blocks' bytes as sparse::Csr counts them, plus the
     // packed values read from x, written and read back, and the ghosts written (TrafficOperator).
     double bytes_per_product() const;

@@ -45,6 +45,13 @@ template <class T> struct Block {
         else
             sparse::spmv(narrow, x, y, alpha, beta, f);
     }
+    // y = A*x + beta*y with partial sums of d.y (sparse::Csr::apply_dot); false where the
+    // block's format does not fuse.
+    bool spmv_dot(const Array<T>& x, Array<T>& y, T beta, const Array<T>& d, Array<T>& partial,
+                  sparse::Format f) const {
+        return is_wide ? wide.apply_dot(x, y, beta, d, partial, f) : narrow.apply_dot(x, y, beta, d, partial, f);
+    }
+    bool fuses_dot(sparse::Format f) const { return is_wide ? wide.fuses_dot(f) : narrow.fuses_dot(f); }
     double bytes() const { return is_wide ? wide.bytes_per_product() : narrow.bytes_per_product(); }
 };
 
@@ -563,9 +570,10 @@ template <Real T> double Matrix<T>::bytes_per_product() const {
     return b;
 }
 
-template <Real T> void Matrix<T>::apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
-    if (!impl_) throw InvalidArgument("xgpu: distributed: apply on an empty Matrix");
-    const Impl& m = *impl_;
+namespace {
+
+// The checks of a product's operands, before any work.
+template <Real T> void check_product(const typename Matrix<T>::Impl& m, const Array<T>& x, const Array<T>& y) {
     if (x.size() != std::size_t(m.rows) || y.size() != std::size_t(m.rows))
         throw ShapeError(fmt::format("xgpu: distributed: rank {}: a product with x of {} and y of {} elements, for "
                                      "the rank's {} rows",
@@ -576,6 +584,13 @@ template <Real T> void Matrix<T>::apply(T alpha, const Array<T>& x, T beta, Arra
     if (m.sends() > 0 && !x.is_contiguous())
         throw InvalidArgument(
             fmt::format("xgpu: distributed: rank {}: x must be contiguous (pass x.copy())", m.comm.rank()));
+}
+
+// y = alpha*A*x + beta*y; with `partial` (alpha 1, beta 0, a block that fuses) the partial sums
+// of x.y, fused into the last block's product: the diagonal block's where the rank has no
+// ghosts, else the off-diagonal block's, whose input is the ghosts and whose dot is with x.
+template <Real T>
+void product(const typename Matrix<T>::Impl& m, T alpha, const Array<T>& x, T beta, Array<T>& y, Array<T>* partial) {
     const auto start = std::chrono::steady_clock::now();
     const Queue q = m.ctx.current_queue();
     Event packed;
@@ -587,7 +602,13 @@ template <Real T> void Matrix<T>::apply(T alpha, const Array<T>& x, T beta, Arra
                 : m.send_values.get_async(std::span<T>(static_cast<T*>(m.send_host.data()), std::size_t(m.sends())));
     }
     // The diagonal block while the halo moves: it needs no ghost.
-    if (m.rows > 0) m.diagonal.spmv(x, y, alpha, beta, m.format);
+    const bool offdiagonal = m.offdiagonal.nnz > 0;
+    if (m.rows > 0) {
+        if (partial && !offdiagonal)
+            m.diagonal.spmv_dot(x, y, T(0), x, *partial, m.format);
+        else
+            m.diagonal.spmv(x, y, alpha, beta, m.format);
+    }
     if (packed) packed.wait();
     if (m.ghosts_free) m.ghosts_free.wait();
 
@@ -617,8 +638,34 @@ template <Real T> void Matrix<T>::apply(T alpha, const Array<T>& x, T beta, Arra
                                       std::size_t(m.ghost_values.offset()) * sizeof(T));
     m.stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++m.stats.products;
-    if (m.offdiagonal.nnz > 0) m.offdiagonal.spmv(m.ghost_values, y, alpha, T(1), m.format);
+    if (offdiagonal) {
+        if (partial)
+            m.offdiagonal.spmv_dot(m.ghost_values, y, T(1), x, *partial, m.format);
+        else
+            m.offdiagonal.spmv(m.ghost_values, y, alpha, T(1), m.format);
+    }
     if (m.cuda_aware && m.ghosts() > 0) m.ghosts_free = q.marker();
+}
+
+} // namespace
+
+template <Real T> void Matrix<T>::apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
+    if (!impl_) throw InvalidArgument("xgpu: distributed: apply on an empty Matrix");
+    check_product<T>(*impl_, x, y);
+    product<T>(*impl_, alpha, x, beta, y, nullptr);
+}
+
+template <Real T> bool Matrix<T>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const {
+    if (!impl_) throw InvalidArgument("xgpu: distributed: apply_dot on an empty Matrix");
+    const Impl& m = *impl_;
+    check_product<T>(m, x, y);
+    // The block that carries the dot must fuse it, and x and y be whole arrays: else nothing done.
+    const bool offdiagonal = m.offdiagonal.nnz > 0;
+    if (m.rows == 0 || !x.is_contiguous() || !y.is_contiguous() ||
+        !(offdiagonal ? m.offdiagonal.fuses_dot(m.format) : m.diagonal.fuses_dot(m.format)))
+        return false;
+    product<T>(m, T(1), x, T(0), y, &partial);
+    return true;
 }
 
 template <Real T> Array<T> Matrix<T>::scatter(std::span<const T> global, int root) const {

@@ -88,7 +88,7 @@ unsigned group_size(const Context& ctx) {
     return codegen::stream_group(ctx.device().info());
 }
 
-template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial) {
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial, const Array<T>* d) {
     const Context& ctx = c.a.context();
     const SpmvPlan& plan = c.plan;
     const unsigned wg = std::max(group_size(ctx), plan.lanes);
@@ -122,7 +122,7 @@ template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* par
     const auto& a = c.a;
     if (partial)
         k.launch(ctx.current_queue(), grid, a.row_ptr(), a.col_idx(), a.values(), c.x, c.y, c.alpha, c.beta, beta_zero,
-                 rows, *partial);
+                 rows, d ? *d : c.x, *partial);
     else
         k.launch(ctx.current_queue(), grid, a.row_ptr(), a.col_idx(), a.values(), c.x, c.y, c.alpha, c.beta, beta_zero,
                  rows);
@@ -359,27 +359,45 @@ template <Value T, Index I> void Csr<T, I>::apply(T alpha, const Array<T>& x, T 
     spmv(*this, x, y, alpha, beta);
 }
 
-template <Value T, Index I>
-bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f) const {
+template <Value T, Index I> bool Csr<T, I>::fuses_dot(Format f) const {
     if constexpr (!std::is_floating_point_v<T>) {
         return false; // a solver's dot of complex vectors conjugates: not this kernel's
     } else {
-        check_operands(*this, x, y);
-        if (rows() != cols() || nnz() == 0 || !x.desc().is_c_contiguous() || !y.desc().is_c_contiguous()) return false;
+        if (nnz() == 0) return false;
         const SpmvPlan plan = plan_spmv(*this, f);
-        if (plan.format != Format::csr_scalar || plan.lanes != 1) return false;
-        if (partial.empty() || !partial.desc().is_c_contiguous() || !(partial.context() == context()))
-            throw InvalidArgument("xgpu: apply_dot: partial must be a contiguous Array on the matrix's context");
-        if (partial.size() > (std::size_t(1) << 20))
-            throw InvalidArgument(
-                fmt::format("xgpu: apply_dot: {} partial sums asked for; at most 2^20 work-groups", partial.size()));
-        if (xgpu::detail::may_share_memory(partial.desc(), x.desc()) ||
-            xgpu::detail::may_share_memory(partial.desc(), y.desc()))
-            throw InvalidArgument("xgpu: apply_dot: partial shares memory with x or y");
-        const detail::SpmvCall<T, I> call{*this, x, y, T(1), T(0), plan};
-        detail::spmv_csr(call, &partial);
-        return true;
+        return plan.format == Format::csr_scalar && plan.lanes == 1;
     }
+}
+
+template <Value T, Index I>
+bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, T beta, const Array<T>& d, Array<T>& partial,
+                          Format f) const {
+    check_operands(*this, x, y);
+    if (d.size() != std::size_t(rows()) || !(d.context() == context()))
+        throw ShapeError(fmt::format("xgpu: apply_dot: the dot's vector has {} elements for {} rows (on the "
+                                     "matrix's context)",
+                                     d.size(), rows()));
+    if (!fuses_dot(f) || !x.desc().is_c_contiguous() || !y.desc().is_c_contiguous() || !d.desc().is_c_contiguous())
+        return false;
+    if (partial.empty() || !partial.desc().is_c_contiguous() || !(partial.context() == context()))
+        throw InvalidArgument("xgpu: apply_dot: partial must be a contiguous Array on the matrix's context");
+    if (partial.size() > (std::size_t(1) << 20))
+        throw InvalidArgument(
+            fmt::format("xgpu: apply_dot: {} partial sums asked for; at most 2^20 work-groups", partial.size()));
+    for (const auto* v : {&x, static_cast<const Array<T>*>(&y), &d})
+        if (xgpu::detail::may_share_memory(partial.desc(), v->desc()))
+            throw InvalidArgument("xgpu: apply_dot: partial shares memory with x, y or the dot's vector");
+    const SpmvPlan plan = plan_spmv(*this, f);
+    const detail::SpmvCall<T, I> call{*this, x, y, T(1), beta, plan};
+    detail::spmv_csr(call, &partial, &d);
+    return true;
+}
+
+template <Value T, Index I>
+bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f) const {
+    check_operands(*this, x, y);
+    if (rows() != cols()) return false;
+    return apply_dot(x, y, T(0), x, partial, f);
 }
 
 template <Value T, Index I> OperatorForms<T> Csr<T, I>::forms() const {
@@ -407,10 +425,12 @@ template <Value T, Index I> OperatorForms<T> Csr<T, I>::forms() const {
     template void Csr<T, I>::apply(const Array<T>&, Array<T>&) const;                                                  \
     template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;                                            \
     template bool Csr<T, I>::apply_dot(const Array<T>&, Array<T>&, Array<T>&, Format) const;                           \
+    template bool Csr<T, I>::apply_dot(const Array<T>&, Array<T>&, T, const Array<T>&, Array<T>&, Format) const;       \
+    template bool Csr<T, I>::fuses_dot(Format) const;                                                                  \
     template OperatorForms<T> Csr<T, I>::forms() const;                                                                \
     template std::string detail::spmv_support<T, I>();                                                                 \
     template std::string detail::spmv_key<T, I>(const char*);                                                          \
-    template void detail::spmv_csr(const detail::SpmvCall<T, I>&, Array<T>*);
+    template void detail::spmv_csr(const detail::SpmvCall<T, I>&, Array<T>*, const Array<T>*);
 XGPU_SPARSE_TEMPLATES(XGPU_SPMV_INSTANTIATE)
 #undef XGPU_SPMV_INSTANTIATE
 

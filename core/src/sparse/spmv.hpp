@@ -23,8 +23,9 @@ template <Value T, Index I> struct SpmvCall {
     const SpmvPlan& plan;
 };
 
-// With `partial`: the fused dot product's kernel (FusedDotOperator in xgpu/operator.hpp).
-template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial);
+// With `partial`: the fused dot product's kernel (FusedDotOperator in xgpu/operator.hpp), whose
+// partial sums are of d.y (the new y).
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial, const Array<T>* d = nullptr);
 template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c);
 template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c);
 
