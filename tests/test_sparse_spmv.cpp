@@ -214,6 +214,75 @@ TEST_CASE("spmv matches the host in every format, type and index width") {
     }
 }
 
+// spmv_rows: the product into the rows of a taller y that `at` names, and its share of a dot.
+template <class T, class I>
+void rows_case(const Context& ctx, std::int64_t rows, std::int64_t tall, std::int64_t cols) {
+    auto& g = test::rng();
+    std::vector<std::int64_t> len(static_cast<std::size_t>(rows));
+    for (auto& l : len)
+        l = std::int64_t(g() % 6);
+    const auto h = generate<T, I>(rows, cols, len);
+    // Distinct rows of y, in a random order.
+    std::vector<I> at(static_cast<std::size_t>(tall));
+    std::iota(at.begin(), at.end(), I(0));
+    std::shuffle(at.begin(), at.end(), g);
+    at.resize(static_cast<std::size_t>(rows));
+    std::vector<T> hx(static_cast<std::size_t>(cols)), hy(static_cast<std::size_t>(tall)), hd(hy.size());
+    for (auto& v : hx)
+        v = random_value<T>(-1, 1);
+    for (auto& v : hy)
+        v = random_value<T>(-1, 1);
+    for (auto& v : hd)
+        v = random_value<T>(-1, 1);
+    const T alpha = T(1.5), beta = T(-0.5);
+    std::vector<double> want(hy.begin(), hy.end());
+    double dot = 0;
+    for (std::int64_t i = 0; i < rows; ++i) {
+        double s = 0;
+        for (auto k = h.row_ptr[std::size_t(i)]; k < h.row_ptr[std::size_t(i) + 1]; ++k)
+            s += double(h.values[std::size_t(k)]) * double(hx[std::size_t(h.col_idx[std::size_t(k)])]);
+        const auto r = std::size_t(at[std::size_t(i)]);
+        want[r] = double(alpha) * s + double(beta) * double(hy[r]);
+        dot += double(hd[r]) * double(alpha) * s;
+    }
+    const Csr<T, I> a(ctx, h);
+    const Array<I> dat = to_device(ctx, at);
+    const Array<T> x = to_device(ctx, hx), d = to_device(ctx, hd);
+    Array<T> y = to_device(ctx, hy);
+    const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-13;
+    const auto check_y = [&] {
+        const std::vector<T> got = y.get();
+        double worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+            worst = std::max(worst, std::abs(double(got[i]) - want[i]) / (1 + std::abs(want[i])));
+        CHECK(worst <= tol);
+    };
+    spmv_rows(a, dat, x, y, alpha, beta);
+    check_y();
+    // With the dot: the partial sums gain these rows' share, y as before.
+    y = to_device(ctx, hy);
+    Array<T> partial = full<T>(ctx, {7}, T(0.25));
+    spmv_rows(a, dat, x, y, alpha, beta, &d, &partial);
+    check_y();
+    double total = 0;
+    for (const T p : partial.get())
+        total += double(p);
+    CHECK(std::abs(total - (7 * 0.25 + dot)) <= 10 * tol * (1 + std::abs(dot)));
+    // Bad input, refused before any work.
+    CHECK_THROWS_AS(spmv_rows(a, Array<I>(dat(Slice{0, rows - 1})), x, y, alpha, beta), ShapeError);
+    CHECK_THROWS_WITH(spmv_rows(a, dat, x, y, alpha, beta, &d, static_cast<Array<T>*>(nullptr)), Contains("together"));
+    Array<T> short_d = to_device(ctx, std::vector<T>(3, T(1)));
+    CHECK_THROWS_WITH(spmv_rows(a, dat, x, y, alpha, beta, &short_d, &partial), Contains("y's"));
+}
+
+TEST_CASE("spmv_rows: a block stored for some rows of y, and its share of a fused dot") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        rows_case<double, std::int32_t>(ctx, 300, 5000, 700);
+        rows_case<float, std::int32_t>(ctx, 17, 40, 9);
+        rows_case<double, std::int64_t>(ctx, 3000, 3100, 200);
+    }
+}
+
 TEST_CASE("merge path under launch shapes: work-group sizes, steps per work-item, staged and not") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         // Power-law rows with a dense one and empty ones: tiles that start and end inside rows.

@@ -175,15 +175,17 @@ struct HaloStats {
 // A square sparse matrix distributed by rows (T float or double). Each rank's rows are a diagonal
 // block (the columns of its own rows, a sparse::Csr of rows() x rows()) and an off-diagonal block
 // whose columns are the ghosts, the other ranks' entries of x that the rank's rows touch,
-// numbered 0 .. ghosts()-1 (a sparse::Csr of rows() x ghosts()). Local indices are 32-bit where
-// they fit and 64-bit otherwise; global indices come in either width.
+// numbered 0 .. ghosts()-1 (a sparse::Csr of ghosts() columns stored, as PETSc's compressed
+// rows, for only the rows that touch a ghost). Local indices are 32-bit where they fit and 64-bit
+// otherwise; global indices come in either width.
 //
 // apply(alpha, x, beta, y): y = alpha*A*x + beta*y over this rank's rows, x and y its parts (each
 // rows() elements, on the matrix's context, x contiguous), with sparse::spmv's semantics (beta ==
 // 0: y is only written). A product packs the values its neighbours need on the device into one
 // buffer (one message per neighbour), reads it into pinned host memory, enqueues the diagonal
 // block's product, exchanges with MPI_Irecv/MPI_Isend/MPI_Waitall while that runs, uploads the
-// ghosts and adds the off-diagonal block's product: everything on the context's current queue.
+// ghosts and adds the off-diagonal block's product to its rows (sparse::spmv_rows): everything
+// on the context's current queue.
 // Not collective, but every rank with neighbours must call it for the others to complete.
 //
 // A handle: copies share the device arrays, counters and the GlobalSum.
@@ -241,9 +243,9 @@ public:
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
     // y = A*x with partial.size() work-groups' partial sums of this rank's x.y (FusedDotOperator:
     // a solver sums them across the ranks with its other sums): the dot fused into the diagonal
-    // block's product where the rank has no ghosts, else into the off-diagonal block's (input
-    // the ghosts, dot with x). False, having done nothing, where that block's format does not
-    // fuse (sparse::Csr::fuses_dot) or the rank has no rows.
+    // block's product, the off-diagonal block's rows adding their share after the exchange.
+    // False, having done nothing, where the diagonal block's format does not fuse
+    // (sparse::Csr::fuses_dot) or the rank has no rows.
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;
     // This rank's share of the traffic: both blocks' bytes as sparse::Csr counts them, plus the
     // packed values read from x, written and read back, and the ghosts written (TrafficOperator).

@@ -246,12 +246,6 @@ public:
     // values, a square matrix, contiguous x and y, in csr_scalar (what `f` plans); false, having
     // done nothing, otherwise.
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f = Format::automatic) const;
-    // The same for any shape, with the partial sums of d.y (d: rows() elements) and y = A*x +
-    // beta*y (beta 0: y only written): the fused dot of a product whose input is not the dot's
-    // vector, as a distributed matrix's off-diagonal block (input: the ghosts; the dot with the
-    // rank's part of x).
-    bool apply_dot(const Array<T>& x, Array<T>& y, T beta, const Array<T>& d, Array<T>& partial,
-                   Format f = Format::automatic) const;
     // Whether apply_dot fuses under `f` (real values, a csr_scalar plan with a work-item a row).
     bool fuses_dot(Format f = Format::automatic) const;
     // Its SpMV formats as interchangeable forms of the product (MultiFormOperator): the automatic
@@ -343,6 +337,16 @@ template <Value T, Index I>
 void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, const Array<T>& alpha, const Array<T>& beta,
           Format f = Format::automatic);
 
+// The product into some rows of a taller y: y[at[i]] = alpha * (A x)_i + beta * y[at[i]] for each
+// row i of A, whose rows are the rows of y that `at` names (A.rows() distinct indices): a block
+// stored for its rows with entries only, as a distributed matrix's off-diagonal block. With d and
+// partial (real values; d as long as y): each of partial.size() work-groups also adds its share
+// of sum_i d[at[i]] * alpha * (A x)_i to partial[group], the rest of a dot product that
+// Csr::apply_dot began there. x, y and `at` contiguous, on A's context; checked before any work.
+template <Value T, Index I>
+void spmv_rows(const Csr<T, I>& a, const Array<I>& at, const Array<T>& x, Array<T>& y, T alpha, T beta,
+               const Array<T>* d = nullptr, Array<T>* partial = nullptr);
+
 // Explicit instantiations live in core/src/sparse.
 #define XGPU_SPARSE_TEMPLATES(X)                                                                                       \
     X(float, std::int32_t)                                                                                             \
@@ -374,7 +378,9 @@ void spmv(const Csr<T, I>& a, const Array<T>& x, Array<T>& y, const Array<T>& al
     extern template Csr<T, I> transpose(const Csr<T, I>&);                                                             \
     extern template SpmvPlan plan_spmv(const Csr<T, I>&, Format);                                                      \
     extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, T, T, Format);                             \
-    extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, const Array<T>&, const Array<T>&, Format);
+    extern template void spmv(const Csr<T, I>&, const Array<T>&, Array<T>&, const Array<T>&, const Array<T>&, Format); \
+    extern template void spmv_rows(const Csr<T, I>&, const Array<I>&, const Array<T>&, Array<T>&, T, T,                \
+                                   const Array<T>*, Array<T>*);
 XGPU_SPARSE_TEMPLATES(XGPU_SPARSE_EXTERN)
 #undef XGPU_SPARSE_EXTERN
 extern template void check_index_width<std::int32_t>(std::int64_t, std::int64_t, std::uint64_t);

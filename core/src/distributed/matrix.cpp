@@ -21,12 +21,17 @@ namespace {
 template <class T> struct Block {
     sparse::Csr<T, std::int32_t> narrow;
     sparse::Csr<T, std::int64_t> wide;
+    // Stored for some rows only (the off-diagonal block: its rows with entries): row i is row
+    // at[i] of the products' y.
+    Array<std::int32_t> at_narrow;
+    Array<std::int64_t> at_wide;
     bool is_wide = false;
     std::int64_t rows = 0, cols = 0;
     std::size_t nnz = 0;
 
     void build(const Context& ctx, std::int64_t r, std::int64_t c, const std::vector<std::int64_t>& row_ptr,
-               const std::vector<std::int64_t>& col, const std::vector<T>& val) {
+               const std::vector<std::int64_t>& col, const std::vector<T>& val,
+               const std::vector<std::int64_t>* at = nullptr) {
         rows = r;
         cols = c;
         nnz = val.size();
@@ -34,9 +39,11 @@ template <class T> struct Block {
         is_wide = r > top || c > top || std::int64_t(nnz) > top;
         if (is_wide) {
             wide = sparse::Csr<T, std::int64_t>(ctx, r, c, row_ptr, col, val);
+            if (at) at_wide = to_device(ctx, *at);
         } else {
             const std::vector<std::int32_t> p(row_ptr.begin(), row_ptr.end()), k(col.begin(), col.end());
             narrow = sparse::Csr<T, std::int32_t>(ctx, r, c, p, k, val);
+            if (at) at_narrow = to_device(ctx, std::vector<std::int32_t>(at->begin(), at->end()));
         }
     }
     void spmv(const Array<T>& x, Array<T>& y, T alpha, T beta, sparse::Format f) const {
@@ -45,14 +52,22 @@ template <class T> struct Block {
         else
             sparse::spmv(narrow, x, y, alpha, beta, f);
     }
-    // y = A*x + beta*y with partial sums of d.y (sparse::Csr::apply_dot); false where the
-    // block's format does not fuse.
-    bool spmv_dot(const Array<T>& x, Array<T>& y, T beta, const Array<T>& d, Array<T>& partial,
-                  sparse::Format f) const {
-        return is_wide ? wide.apply_dot(x, y, beta, d, partial, f) : narrow.apply_dot(x, y, beta, d, partial, f);
+    // y = A*x with partial sums of x.y (sparse::Csr::apply_dot): false where it does not fuse.
+    bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, sparse::Format f) const {
+        return is_wide ? wide.apply_dot(x, y, partial, f) : narrow.apply_dot(x, y, partial, f);
     }
     bool fuses_dot(sparse::Format f) const { return is_wide ? wide.fuses_dot(f) : narrow.fuses_dot(f); }
-    double bytes() const { return is_wide ? wide.bytes_per_product() : narrow.bytes_per_product(); }
+    // The rows stored into theirs of y (sparse::spmv_rows), adding to a fused dot's partial sums.
+    void spmv_rows(const Array<T>& x, Array<T>& y, T alpha, T beta, const Array<T>* d, Array<T>* partial) const {
+        if (is_wide)
+            sparse::spmv_rows(wide, at_wide, x, y, alpha, beta, d, partial);
+        else
+            sparse::spmv_rows(narrow, at_narrow, x, y, alpha, beta, d, partial);
+    }
+    double bytes() const {
+        const double index = is_wide ? double(at_wide.size()) * 8 : double(at_narrow.size()) * 4;
+        return (is_wide ? wide.bytes_per_product() : narrow.bytes_per_product()) + index;
+    }
 };
 
 std::vector<std::int64_t> reduce_min(const Communicator& comm, std::vector<std::int64_t> v) {
@@ -230,7 +245,8 @@ assemble(const Context& ctx, const Communicator& comm, RowPartition partition, c
             r -= first;
         }
         // The two blocks: own columns renumbered from 0, the others to their ghost's index.
-        std::vector<std::int64_t> dp{0}, dc, op{0}, oc;
+        // The off-diagonal block keeps only its rows with entries (`at`: which they are).
+        std::vector<std::int64_t> dp{0}, dc, op{0}, oc, at;
         std::vector<T> dv, ov;
         for (std::int64_t i = 0; i < rows; ++i) {
             for (auto k = row_ptr[std::size_t(i)]; k < row_ptr[std::size_t(i) + 1]; ++k) {
@@ -245,11 +261,14 @@ assemble(const Context& ctx, const Communicator& comm, RowPartition partition, c
                 }
             }
             dp.push_back(std::int64_t(dc.size()));
-            op.push_back(std::int64_t(oc.size()));
+            if (std::int64_t(oc.size()) > op.back()) {
+                op.push_back(std::int64_t(oc.size()));
+                at.push_back(i);
+            }
         }
         if (rows > 0) m->diagonal.build(ctx, rows, rows, dp, dc, dv);
         if (rows > 0 && !ghost_columns.empty())
-            m->offdiagonal.build(ctx, rows, std::int64_t(ghost_columns.size()), op, oc, ov);
+            m->offdiagonal.build(ctx, std::int64_t(at.size()), std::int64_t(ghost_columns.size()), op, oc, ov, &at);
         if (m->sends() > 0) {
             m->send_index = to_device(ctx, requested);
             m->send_values = empty<T>(ctx, {std::size_t(m->sends())});
@@ -586,9 +605,9 @@ template <Real T> void check_product(const typename Matrix<T>::Impl& m, const Ar
             fmt::format("xgpu: distributed: rank {}: x must be contiguous (pass x.copy())", m.comm.rank()));
 }
 
-// y = alpha*A*x + beta*y; with `partial` (alpha 1, beta 0, a block that fuses) the partial sums
-// of x.y, fused into the last block's product: the diagonal block's where the rank has no
-// ghosts, else the off-diagonal block's, whose input is the ghosts and whose dot is with x.
+// y = alpha*A*x + beta*y; with `partial` (alpha 1, beta 0, a diagonal block that fuses) the
+// partial sums of x.y: fused into the diagonal block's product, the off-diagonal block's rows
+// adding theirs.
 template <Real T>
 void product(const typename Matrix<T>::Impl& m, T alpha, const Array<T>& x, T beta, Array<T>& y, Array<T>* partial) {
     const auto start = std::chrono::steady_clock::now();
@@ -602,10 +621,9 @@ void product(const typename Matrix<T>::Impl& m, T alpha, const Array<T>& x, T be
                 : m.send_values.get_async(std::span<T>(static_cast<T*>(m.send_host.data()), std::size_t(m.sends())));
     }
     // The diagonal block while the halo moves: it needs no ghost.
-    const bool offdiagonal = m.offdiagonal.nnz > 0;
     if (m.rows > 0) {
-        if (partial && !offdiagonal)
-            m.diagonal.spmv_dot(x, y, T(0), x, *partial, m.format);
+        if (partial)
+            m.diagonal.apply_dot(x, y, *partial, m.format);
         else
             m.diagonal.spmv(x, y, alpha, beta, m.format);
     }
@@ -638,12 +656,7 @@ void product(const typename Matrix<T>::Impl& m, T alpha, const Array<T>& x, T be
                                       std::size_t(m.ghost_values.offset()) * sizeof(T));
     m.stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++m.stats.products;
-    if (offdiagonal) {
-        if (partial)
-            m.offdiagonal.spmv_dot(m.ghost_values, y, T(1), x, *partial, m.format);
-        else
-            m.offdiagonal.spmv(m.ghost_values, y, alpha, T(1), m.format);
-    }
+    if (m.offdiagonal.nnz > 0) m.offdiagonal.spmv_rows(m.ghost_values, y, alpha, T(1), partial ? &x : nullptr, partial);
     if (m.cuda_aware && m.ghosts() > 0) m.ghosts_free = q.marker();
 }
 
@@ -659,11 +672,8 @@ template <Real T> bool Matrix<T>::apply_dot(const Array<T>& x, Array<T>& y, Arra
     if (!impl_) throw InvalidArgument("xgpu: distributed: apply_dot on an empty Matrix");
     const Impl& m = *impl_;
     check_product<T>(m, x, y);
-    // The block that carries the dot must fuse it, and x and y be whole arrays: else nothing done.
-    const bool offdiagonal = m.offdiagonal.nnz > 0;
-    if (m.rows == 0 || !x.is_contiguous() || !y.is_contiguous() ||
-        !(offdiagonal ? m.offdiagonal.fuses_dot(m.format) : m.diagonal.fuses_dot(m.format)))
-        return false;
+    // The diagonal block must fuse the dot, and x and y be whole arrays: else nothing done.
+    if (m.rows == 0 || !x.is_contiguous() || !y.is_contiguous() || !m.diagonal.fuses_dot(m.format)) return false;
     product<T>(m, T(1), x, T(0), y, &partial);
     return true;
 }

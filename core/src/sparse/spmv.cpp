@@ -88,7 +88,7 @@ unsigned group_size(const Context& ctx) {
     return codegen::stream_group(ctx.device().info());
 }
 
-template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial, const Array<T>* d) {
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial) {
     const Context& ctx = c.a.context();
     const SpmvPlan& plan = c.plan;
     const unsigned wg = std::max(group_size(ctx), plan.lanes);
@@ -122,10 +122,44 @@ template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* par
     const auto& a = c.a;
     if (partial)
         k.launch(ctx.current_queue(), grid, a.row_ptr(), a.col_idx(), a.values(), c.x, c.y, c.alpha, c.beta, beta_zero,
-                 rows, d ? *d : c.x, *partial);
+                 rows, *partial);
     else
         k.launch(ctx.current_queue(), grid, a.row_ptr(), a.col_idx(), a.values(), c.x, c.y, c.alpha, c.beta, beta_zero,
                  rows);
+}
+
+template <Value T, Index I>
+void spmv_csr_rows(const Csr<T, I>& a, const Array<I>& at, const Array<T>& x, Array<T>& y, T alpha, T beta,
+                   const Array<T>* d, Array<T>* partial) {
+    const Context& ctx = a.context();
+    const unsigned wg = group_size(ctx);
+    unsigned half = 1;
+    while (half < wg)
+        half *= 2;
+    const bool dot = std::is_floating_point_v<T>;
+    static const std::string family = spmv_key<T, I>("csr");
+    const std::string key = family + "|g" + std::to_string(wg) + "l1r1" + (dot ? "d|" : "|") + "xgpu_spmv_csr_rows";
+    const Kernel k = xgpu::detail::generated_kernel(
+        ctx, key,
+        [&] {
+            return codegen::fill("spmv_csr.kernel", {{"spmv_h", spmv_support<T, I>()},
+                                                     {"group_size", std::to_string(wg)},
+                                                     {"lanes", "1"},
+                                                     {"rows", "1"},
+                                                     {"dot", dot ? "1" : "0"},
+                                                     {"half", std::to_string(half / 2)}});
+        },
+        "xgpu_spmv_csr_rows");
+    const auto rows = std::uint64_t(a.rows());
+    // With the dot: the work-groups of the fused product that wrote `partial`, one each.
+    const std::uint64_t groups =
+        partial ? partial->size() : std::clamp<std::uint64_t>((rows + wg - 1) / wg, 1, std::uint64_t(1) << 16);
+    // A matrix without entries has no arrays to pass: its row pointers stand in (never read past).
+    const Array<I>& col = a.nnz() > 0 ? a.col_idx() : a.row_ptr();
+    const Array<T>& val = a.nnz() > 0 ? a.values() : x;
+    k.launch(ctx.current_queue(), Grid{groups * wg, wg}, a.row_ptr(), col, val, at.size() > 0 ? at : a.row_ptr(), x, y,
+             alpha, beta, std::uint32_t(beta == T(0) ? 1 : 0), rows, d ? *d : y, partial ? *partial : y,
+             std::uint32_t(partial ? 1 : 0));
 }
 
 } // namespace detail
@@ -370,34 +404,46 @@ template <Value T, Index I> bool Csr<T, I>::fuses_dot(Format f) const {
 }
 
 template <Value T, Index I>
-bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, T beta, const Array<T>& d, Array<T>& partial,
-                          Format f) const {
+bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f) const {
     check_operands(*this, x, y);
-    if (d.size() != std::size_t(rows()) || !(d.context() == context()))
-        throw ShapeError(fmt::format("xgpu: apply_dot: the dot's vector has {} elements for {} rows (on the "
-                                     "matrix's context)",
-                                     d.size(), rows()));
-    if (!fuses_dot(f) || !x.desc().is_c_contiguous() || !y.desc().is_c_contiguous() || !d.desc().is_c_contiguous())
-        return false;
+    if (rows() != cols() || !fuses_dot(f) || !x.desc().is_c_contiguous() || !y.desc().is_c_contiguous()) return false;
     if (partial.empty() || !partial.desc().is_c_contiguous() || !(partial.context() == context()))
         throw InvalidArgument("xgpu: apply_dot: partial must be a contiguous Array on the matrix's context");
     if (partial.size() > (std::size_t(1) << 20))
         throw InvalidArgument(
             fmt::format("xgpu: apply_dot: {} partial sums asked for; at most 2^20 work-groups", partial.size()));
-    for (const auto* v : {&x, static_cast<const Array<T>*>(&y), &d})
-        if (xgpu::detail::may_share_memory(partial.desc(), v->desc()))
-            throw InvalidArgument("xgpu: apply_dot: partial shares memory with x, y or the dot's vector");
+    if (xgpu::detail::may_share_memory(partial.desc(), x.desc()) ||
+        xgpu::detail::may_share_memory(partial.desc(), y.desc()))
+        throw InvalidArgument("xgpu: apply_dot: partial shares memory with x or y");
     const SpmvPlan plan = plan_spmv(*this, f);
-    const detail::SpmvCall<T, I> call{*this, x, y, T(1), beta, plan};
-    detail::spmv_csr(call, &partial, &d);
+    const detail::SpmvCall<T, I> call{*this, x, y, T(1), T(0), plan};
+    detail::spmv_csr(call, &partial);
     return true;
 }
 
 template <Value T, Index I>
-bool Csr<T, I>::apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial, Format f) const {
-    check_operands(*this, x, y);
-    if (rows() != cols()) return false;
-    return apply_dot(x, y, T(0), x, partial, f);
+void spmv_rows(const Csr<T, I>& a, const Array<I>& at, const Array<T>& x, Array<T>& y, T alpha, T beta,
+               const Array<T>* d, Array<T>* partial) {
+    const auto fail = [](const std::string& why) { throw InvalidArgument("xgpu: spmv_rows: " + why); };
+    if (at.size() != std::size_t(a.rows()) || x.size() != std::size_t(a.cols()))
+        throw ShapeError(fmt::format("xgpu: spmv_rows: A is {} x {}: `at` needs {} elements (got {}) and x {} (got {})",
+                                     a.rows(), a.cols(), a.rows(), at.size(), a.cols(), x.size()));
+    if (bool(d) != bool(partial)) fail("d and partial come together");
+    for (const xgpu::detail::ArrayDesc* v : {&at.desc(), &x.desc(), &y.desc()})
+        if (!v->is_c_contiguous() || !(v->context == a.context()))
+            fail("at, x and y must be contiguous and on the matrix's context");
+    if (d) {
+        if (!std::is_floating_point_v<T>) fail("the fused dot takes real values");
+        if (d->size() != y.size() || !d->desc().is_c_contiguous() || !(d->context() == a.context()))
+            fail(fmt::format("d must be contiguous, on the matrix's context, with y's {} elements", y.size()));
+        if (partial->empty() || partial->size() > (std::size_t(1) << 20) || !partial->desc().is_c_contiguous() ||
+            !(partial->context() == a.context()))
+            fail("partial must be a contiguous Array of 1 to 2^20 elements on the matrix's context");
+        if (xgpu::detail::may_share_memory(partial->desc(), y.desc())) fail("partial shares memory with y");
+    }
+    if (xgpu::detail::may_share_memory(x.desc(), y.desc())) fail("x and y share memory");
+    if (a.rows() == 0 && !partial) return;
+    detail::spmv_csr_rows(a, at, x, y, alpha, beta, d, partial);
 }
 
 template <Value T, Index I> OperatorForms<T> Csr<T, I>::forms() const {
@@ -425,12 +471,13 @@ template <Value T, Index I> OperatorForms<T> Csr<T, I>::forms() const {
     template void Csr<T, I>::apply(const Array<T>&, Array<T>&) const;                                                  \
     template void Csr<T, I>::apply(T, const Array<T>&, T, Array<T>&) const;                                            \
     template bool Csr<T, I>::apply_dot(const Array<T>&, Array<T>&, Array<T>&, Format) const;                           \
-    template bool Csr<T, I>::apply_dot(const Array<T>&, Array<T>&, T, const Array<T>&, Array<T>&, Format) const;       \
+    template void spmv_rows(const Csr<T, I>&, const Array<I>&, const Array<T>&, Array<T>&, T, T, const Array<T>*,      \
+                            Array<T>*);                                                                                \
     template bool Csr<T, I>::fuses_dot(Format) const;                                                                  \
     template OperatorForms<T> Csr<T, I>::forms() const;                                                                \
     template std::string detail::spmv_support<T, I>();                                                                 \
     template std::string detail::spmv_key<T, I>(const char*);                                                          \
-    template void detail::spmv_csr(const detail::SpmvCall<T, I>&, Array<T>*, const Array<T>*);
+    template void detail::spmv_csr(const detail::SpmvCall<T, I>&, Array<T>*);
 XGPU_SPARSE_TEMPLATES(XGPU_SPMV_INSTANTIATE)
 #undef XGPU_SPMV_INSTANTIATE
 

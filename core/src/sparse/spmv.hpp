@@ -23,9 +23,12 @@ template <Value T, Index I> struct SpmvCall {
     const SpmvPlan& plan;
 };
 
-// With `partial`: the fused dot product's kernel (FusedDotOperator in xgpu/operator.hpp), whose
-// partial sums are of d.y (the new y).
-template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial, const Array<T>* d = nullptr);
+// With `partial`: the fused dot product's kernel (FusedDotOperator in xgpu/operator.hpp).
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial);
+// spmv_rows (xgpu/sparse.hpp), checked.
+template <Value T, Index I>
+void spmv_csr_rows(const Csr<T, I>& a, const Array<I>& at, const Array<T>& x, Array<T>& y, T alpha, T beta,
+                   const Array<T>* d, Array<T>* partial);
 template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c);
 template <Value T, Index I> void spmv_sell(const SpmvCall<T, I>& c);
 
