@@ -29,7 +29,8 @@ constexpr std::int64_t long_row = 256;
 // Rows with at least this many entries (cursors, each read by every step of a work-item's merge)
 // and no more products than the sorting kernel holds are sorted by a work-group instead.
 constexpr std::int64_t sort_min = 24;
-// Rows with at least this many entries go to a team of work-items, where teams are warps.
+// Rows with at least this many entries go to a team of work-items, where teams are warps (shorter
+// rows leave most of a warp idle: the 5-point Laplacian's A * A took twice as long with 4).
 constexpr std::int64_t team_min = 8;
 std::atomic<ProductPath> product_path{ProductPath::automatic};
 // The sorting kernel's slots per work-item (its keys and values stay within 48 KB of local memory).
@@ -127,8 +128,11 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     // everywhere for the tests.
     const bool teams = path == ProductPath::team || (path == ProductPath::automatic && team_size(ctx) == 32);
     const std::int64_t team_max = teams ? team_cursors * team_size(ctx) : 0;
+    // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
+    // cursors every step: 3-D Poisson's coarse rows of 129 to 256 entries took most of its setup).
+    const std::int64_t long_len = teams ? std::min(long_row, team_max) : long_row;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
-        .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_row,
+        .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_len,
                 path == ProductPath::sort ? std::int64_t(1) : sort_min, cap,
                 path == ProductPath::team ? std::int64_t(2) : team_min, team_max);
     const auto list = [&](std::uint32_t which) {
@@ -141,7 +145,7 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
         if (n > 0) spgemm_kernel<T, I>(ctx, "xgpu_long_list").launch(q, rows_grid(ctx, rows), flags, at, out, rows);
         return out;
     };
-    if (a.row_stats().max > long_row) plan.long_rows = list(1);
+    if (a.row_stats().max > long_len) plan.long_rows = list(1);
     if (cap > 0) plan.sorted_rows = list(2);
     if (team_max > 0) plan.team_rows = list(3);
     return plan;
