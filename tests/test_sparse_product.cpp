@@ -127,9 +127,10 @@ template <class T, class I> void products(const Context& ctx) {
         const double within = std::is_same_v<T, float> ? 1e-4 : 1e-12;
         const auto want = host_product(a, b);
         // The device's own choice of kernels (on CPUs neither sorts nor teams), then every row
-        // that the sorting work-group holds, then every row that a team holds, on every device.
+        // that the sorting work-group holds, every row that a team holds, and every row that a
+        // work-item's merge holds (short rows in registers), on every device.
         for (const auto path : {sparse::detail::ProductPath::automatic, sparse::detail::ProductPath::sort,
-                                sparse::detail::ProductPath::team}) {
+                                sparse::detail::ProductPath::team, sparse::detail::ProductPath::merge}) {
             sparse::detail::set_product_path(path);
             const Csr<T, I> c = multiply(da, db);
             check_equal(c, want, within);
@@ -189,7 +190,7 @@ template <class T, class I> void products(const Context& ctx) {
         const auto p = from_coo<T, I>(a.rows, nc, r, c, v);
         const Csr<T, I> da(ctx, a), dp(ctx, p);
         for (const auto path : {sparse::detail::ProductPath::automatic, sparse::detail::ProductPath::sort,
-                                sparse::detail::ProductPath::team}) {
+                                sparse::detail::ProductPath::team, sparse::detail::ProductPath::merge}) {
             sparse::detail::set_product_path(path);
             const Csr<T, I> ap = multiply(da, dp);
             check_equal(ap, host_product(a, p), tol);

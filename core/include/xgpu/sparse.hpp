@@ -288,17 +288,19 @@ private:
 // C = A * B (SpGEMM) for matrices on one context, B canonical: a symbolic pass counts each row's
 // entries, a scan makes C's row pointers (an entry count that does not fit I is refused before C
 // is allocated), and a numeric pass merges the rows of B that each row of A names: a work-item
-// per row; a work-group per row of A with more than 256 entries; on GPUs, a work-group sorting
-// the products in local memory for rows of 24 entries or more, and where warps have a barrier
-// (NVIDIA's) a warp per row of 8 to 128 entries first. C is canonical, made on the device (no
+// per row (on GPUs, the cursors of rows of up to 8 entries in registers); a work-group per row of
+// A with more than 256 entries; on GPUs, a work-group sorting the products in local memory for
+// rows of 24 entries or more, and where warps have a barrier (NVIDIA's) a warp per row of 8 to
+// 128 entries first (longer rows then go to a work-group). C is canonical, made on the device (no
 // host round trip), and the same on every run: each entry is summed in a fixed order (A's entry
 // order, or a fixed tree over a warp's), without atomics.
 template <Value T, Index I> Csr<T, I> multiply(const Csr<T, I>& a, const Csr<T, I>& b);
 namespace detail {
 // Which kernels multiply() and transpose() take: those chosen above, or (for tests, on any
-// device) the sorting work-groups for every row they hold, or the teams for every row they hold.
-// Process-wide.
-enum class ProductPath { automatic, sort, team };
+// device) the sorting work-groups for every row they hold, the teams for every row they hold, or
+// the work-item's merge (its registers for short rows as on GPUs) for every row up to 256
+// entries. Process-wide.
+enum class ProductPath { automatic, sort, team, merge };
 void set_product_path(ProductPath p);
 } // namespace detail
 // The product's values anew, for A and B with the sparsity patterns that `c` = multiply(A', B')
