@@ -345,6 +345,10 @@ TEST_CASE("the product with its dot fused: apply's product and the partial sums 
             for (const double p : partial.get())
                 sum += p;
             CHECK(std::abs(sum - dot) <= 1e-11 * (1 + std::abs(dot)));
+            // Bad partial sums are refused before any work.
+            Array<double> none;
+            CHECK_THROWS_AS(m.apply_dot(x, y, none), InvalidArgument);
+            CHECK_THROWS_WITH(m.apply_dot(x, y, y), Catch::Matchers::Contains("shares memory"));
             // A solve over the ranks takes its dot from the product.
             if (std::string(what) == "2-D Poisson") {
                 Array<double> sol;

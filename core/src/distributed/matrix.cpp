@@ -622,10 +622,10 @@ void product(const typename Matrix<T>::Impl& m, T alpha, const Array<T>& x, T be
     }
     // The diagonal block while the halo moves: it needs no ghost.
     if (m.rows > 0) {
-        if (partial)
-            m.diagonal.apply_dot(x, y, *partial, m.format);
-        else
+        if (!partial)
             m.diagonal.spmv(x, y, alpha, beta, m.format);
+        else if (!m.diagonal.apply_dot(x, y, *partial, m.format)) // apply_dot checked that it fuses
+            throw Error("xgpu: distributed: the diagonal block declined the fused dot it was checked to take");
     }
     if (packed) packed.wait();
     if (m.ghosts_free) m.ghosts_free.wait();
@@ -673,7 +673,17 @@ template <Real T> bool Matrix<T>::apply_dot(const Array<T>& x, Array<T>& y, Arra
     const Impl& m = *impl_;
     check_product<T>(m, x, y);
     // The diagonal block must fuse the dot, and x and y be whole arrays: else nothing done.
-    if (m.rows == 0 || !x.is_contiguous() || !y.is_contiguous() || !m.diagonal.fuses_dot(m.format)) return false;
+    if (m.rows == 0 || !x.desc().is_c_contiguous() || !y.desc().is_c_contiguous() || !m.diagonal.fuses_dot(m.format))
+        return false;
+    if (partial.empty() || partial.size() > (std::size_t(1) << 20) || !partial.desc().is_c_contiguous() ||
+        partial.context() != m.ctx)
+        throw InvalidArgument(fmt::format("xgpu: distributed: rank {}: apply_dot: partial must be a contiguous Array "
+                                          "of 1 to 2^20 elements on the matrix's context",
+                                          m.comm.rank()));
+    if (xgpu::detail::may_share_memory(partial.desc(), x.desc()) ||
+        xgpu::detail::may_share_memory(partial.desc(), y.desc()))
+        throw InvalidArgument(
+            fmt::format("xgpu: distributed: rank {}: apply_dot: partial shares memory with x or y", m.comm.rank()));
     product<T>(m, T(1), x, T(0), y, &partial);
     return true;
 }
