@@ -4,6 +4,7 @@
 // and complexities lie in the band smoothed aggregation gives; each level's operator is R A P of
 // the level above, computed on the host; two setups are identical, and so are their iterates;
 // refresh equals a new setup; the float32 hierarchy for a float64 solve; bad input refused.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -263,6 +264,144 @@ TEST_CASE("smoothed aggregation carries the near-null-space vector down the leve
         INFO("with D^-1 1: " << good << " iterations; with the constant: " << poor);
         CHECK(good <= 20);
         CHECK(good < poor);
+    }
+}
+
+// Several near-null-space vectors B_l (rows x k): for each column j, P_l B_{l+1}[:, j] = B'_l[:, j]
+// - omega / rho D^-1 A_l B'_l[:, j] (T Q R = B on each aggregate), and level l + 1's B is each
+// aggregate's R of a QR of its block of B_l (modified Gram-Schmidt over its nodes in order, here on
+// the host).
+void check_candidate_block(const amg::SmoothedAggregation<double>& ml, const amg::Options& o, std::size_t k) {
+    for (std::size_t l = 0; l + 1 < ml.levels(); ++l) {
+        INFO("level " << l << ", " << k << " vectors");
+        const Host a = ml.operator_at(l).to_host(), p = ml.prolongator_at(l).to_host();
+        const Array<double> fine = ml.candidate_at(l), next = ml.candidate_at(l + 1);
+        REQUIRE(fine.ndim() == 2);
+        REQUIRE(next.ndim() == 2);
+        REQUIRE(fine.shape()[1] == k);
+        REQUIRE(next.shape()[0] == std::size_t(p.cols));
+        std::vector<double> b = fine.get();
+        const std::vector<double> coarse = next.get();
+        const std::vector<std::int64_t> agg = ml.aggregates_at(l).get();
+        const std::int64_t naggs = *std::max_element(agg.begin(), agg.end()) + 1;
+        CHECK(p.cols == naggs * std::int64_t(k));
+        // R on the host: each aggregate's block, its nodes ascending.
+        std::vector<std::vector<std::size_t>> nodes(static_cast<std::size_t>(naggs));
+        for (std::size_t i = 0; i < agg.size(); ++i)
+            if (agg[i] >= 0) nodes[std::size_t(agg[i])].push_back(i);
+        double worst = 0;
+        for (std::int64_t g = 0; g < naggs; ++g) {
+            const auto& m = nodes[std::size_t(g)];
+            std::vector<double> q(m.size() * k);
+            for (std::size_t j = 0; j < k; ++j) {
+                for (std::size_t r = 0; r < m.size(); ++r)
+                    q[r * k + j] = b[m[r] * k + j];
+                for (std::size_t c = 0; c < j; ++c) {
+                    double dot = 0;
+                    for (std::size_t r = 0; r < m.size(); ++r)
+                        dot += q[r * k + c] * q[r * k + j];
+                    for (std::size_t r = 0; r < m.size(); ++r)
+                        q[r * k + j] -= dot * q[r * k + c];
+                    worst =
+                        std::max(worst, std::abs(coarse[(std::size_t(g) * k + c) * k + j] - dot) / (1 + std::abs(dot)));
+                }
+                double norm = 0;
+                for (std::size_t r = 0; r < m.size(); ++r)
+                    norm += q[r * k + j] * q[r * k + j];
+                norm = std::sqrt(norm);
+                for (std::size_t r = 0; r < m.size(); ++r)
+                    q[r * k + j] /= norm;
+                worst = std::max(worst, std::abs(coarse[(std::size_t(g) * k + j) * k + j] - norm) / (1 + norm));
+                for (std::size_t c = j + 1; c < k; ++c)
+                    CHECK(coarse[(std::size_t(g) * k + c) * k + j] == 0);
+            }
+        }
+        CHECK(worst <= 1e-10);
+        // P carries each column of the coarse B onto the smoothed fine one.
+        for (std::size_t i = 0; i < agg.size(); ++i)
+            if (agg[i] < 0)
+                for (std::size_t j = 0; j < k; ++j)
+                    b[i * k + j] = 0;
+        const double s = o.prolongator_omega / ml.report().levels[l].rho;
+        std::size_t bad = 0;
+        for (std::int64_t i = 0; i < a.rows; ++i)
+            for (std::size_t j = 0; j < k; ++j) {
+                double ab = 0, diag = 0, pb = 0, scale = 0;
+                for (auto e = a.row_ptr[std::size_t(i)]; e < a.row_ptr[std::size_t(i) + 1]; ++e) {
+                    const auto c = std::size_t(a.col_idx[std::size_t(e)]);
+                    ab += a.values[std::size_t(e)] * b[c * k + j];
+                    scale += std::abs(a.values[std::size_t(e)] * b[c * k + j]);
+                    if (std::int64_t(c) == i) diag = a.values[std::size_t(e)];
+                }
+                for (auto e = p.row_ptr[std::size_t(i)]; e < p.row_ptr[std::size_t(i) + 1]; ++e)
+                    pb += p.values[std::size_t(e)] * coarse[std::size_t(p.col_idx[std::size_t(e)]) * k + j];
+                const double want = b[std::size_t(i) * k + j] - s * ab / diag;
+                if (!(std::abs(pb - want) <= 1e-9 * (std::abs(b[std::size_t(i) * k + j]) + s * scale / diag))) ++bad;
+            }
+        CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("smoothed aggregation with several near-null-space vectors", "[amg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        amg::Options o;
+        o.max_coarse = 30;
+        const std::int64_t nx = 40 + std::int64_t(test::rng()() % 16), ny = 30 + std::int64_t(test::rng()() % 16);
+        const Host h = sparse::poisson<double>(nx, ny);
+        const sparse::Csr<double> a(ctx, h);
+        // The constant and the two linear functions of the grid's coordinates, by rows.
+        const std::size_t n = std::size_t(h.rows), k = 3;
+        std::vector<double> hb(n * k);
+        for (std::size_t i = 0; i < n; ++i) {
+            hb[i * k] = 1;
+            hb[i * k + 1] = double(std::int64_t(i) % nx) / double(nx);
+            hb[i * k + 2] = double(std::int64_t(i) / nx) / double(ny);
+        }
+        const Array<double> b = to_device(ctx, hb).reshape({n, k});
+        const amg::SmoothedAggregation<double> ml(a, b, o);
+        REQUIRE(ml.levels() >= 2);
+        check_candidate_block(ml, o, k);
+        CHECK(ml.candidate_at(0).get() == hb);
+        // CG with it converges, and a second setup is the same hierarchy.
+        const Array<double> rhs = to_device(ctx, random_vector(n));
+        Array<double> x = zeros<double>(ctx, {n});
+        SolverOptions<double> so;
+        so.rtol = 1e-8;
+        so.max_iterations = 200;
+        so.preconditioner = ml;
+        const SolverReport r = cg(a, rhs, x, so);
+        CHECK(r.converged());
+        CHECK(r.iterations <= 25);
+        CHECK(true_relative_residual(h, x.get(), rhs.get()) <= 1e-8 * 1.01);
+        const amg::SmoothedAggregation<double> again(a, b, o);
+        for (std::size_t l = 0; l + 1 < ml.levels(); ++l)
+            CHECK(again.prolongator_at(l).to_host().identical(ml.prolongator_at(l).to_host()));
+        // A block with zero entries is taken (the other columns span the aggregate), and refresh
+        // keeps the k columns an aggregate.
+        std::vector<double> gaps = hb;
+        gaps[4 * k + 1] = 0;
+        const amg::SmoothedAggregation<double> holed(a, to_device(ctx, gaps).reshape({n, k}), o);
+        check_candidate_block(holed, o, k);
+        amg::SmoothedAggregation<double> fresh(a, b, o);
+        Host twice = h;
+        for (auto& v : twice.values)
+            v *= 2;
+        fresh.refresh(sparse::Csr<double>(ctx, twice));
+        CHECK(fresh.prolongator_at(0).cols() == ml.prolongator_at(0).cols());
+        Array<double> y = zeros<double>(ctx, {n});
+        so.preconditioner = fresh;
+        CHECK(cg(sparse::Csr<double>(ctx, twice), rhs, y, so).converged());
+        // The float32 hierarchy takes the block too.
+        amg::Options single = o;
+        single.single_precision = true;
+        const amg::SmoothedAggregation<double> low(a, b, single);
+        CHECK(low.prolongator_at(0).cols() == ml.prolongator_at(0).cols());
+        Array<double> z = zeros<double>(ctx, {n});
+        so.preconditioner = low;
+        CHECK(cg(a, rhs, z, so).iterations <= r.iterations + 2);
+        // Refused: the wrong number of rows, more than 32 vectors.
+        CHECK_THROWS_AS(amg::SmoothedAggregation<double>(a, zeros<double>(ctx, {n - 1, k}), o), ShapeError);
+        CHECK_THROWS_WITH(amg::SmoothedAggregation<double>(a, ones<double>(ctx, {n, 33}), o), Contains("at most 32"));
     }
 }
 

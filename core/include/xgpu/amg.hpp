@@ -87,9 +87,12 @@ public:
     // Builds the hierarchy of A (square, real, with a positive diagonal and finite values; each
     // checked before any work, InvalidArgument or ShapeError naming the problem).
     explicit SmoothedAggregation(const sparse::Csr<T>& a, const Options& o = {});
-    // With a near-null-space vector b of A (one value per row, none zero; the constant by default):
-    // the vector that A maps to nearly zero, which each aggregate's column of the tentative
-    // prolongator holds (normalised), e.g. the rigid translation of a problem scaled row by row.
+    // With near-null-space vectors of A (the constant by default): what A maps to nearly zero,
+    // which each aggregate's columns of the tentative prolongator span. b is one vector (rows
+    // values, none zero), e.g. the rigid translation of a problem scaled row by row, or k of them
+    // (rows x k, by rows; k <= 32), e.g. an elasticity problem's rigid body modes: then each
+    // aggregate has k columns, an orthonormal basis of B on its nodes (a QR of each aggregate's
+    // block, as PyAMG's fit_candidates), and the coarse levels k rows an aggregate.
     SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o = {});
 
     // New values for A on the same sparsity pattern: the aggregates, the pattern of P and R and of
@@ -114,8 +117,9 @@ public:
     // Level l's aggregate of each of its rows (the column of its entry in the tentative P; negative
     // for a row without strong neighbours, which is in no aggregate).
     Array<std::int64_t> aggregates_at(std::size_t l) const;
-    // Level l's near-null-space vector: b (or the constant) on level 0, then each aggregate's norm
-    // of the level above's, so that the tentative prolongator maps level l + 1's onto level l's.
+    // Level l's near-null-space vectors: b (or the constant) on level 0, then each aggregate's R
+    // of the level above's QR (one vector: its norm), so that the tentative prolongator maps level
+    // l + 1's onto level l's. rows_l values for one vector, rows_l x k for k.
     Array<T> candidate_at(std::size_t l) const;
 
 private:

@@ -35,8 +35,8 @@ namespace detail {
 template <class S> struct Level {
     sparse::Csr<S> a, p, r;        // the operator; the prolongator from the next level and its transpose
     Array<std::int64_t> aggregate; // each row's aggregate (a column of P)
-    Array<S> candidate;            // the near-null-space vector B (T's columns: B on each aggregate;
-                                   // empty on level 0 for the constant)
+    Array<S> candidate;            // the near-null-space vectors B, rows x k (T's columns: each
+                                   // aggregate's QR of B; empty on level 0 for the constant)
     Array<S> w;                    // the smoother: y = x + w (b - A x) (Chebyshev: w = D^-1)
     // Chebyshev's step k: d = c_d[k] d + c_r[k] w (b - A x), y = x + d.
     std::vector<double> c_d, c_r;
@@ -52,8 +52,9 @@ template <class S> struct Hierarchy {
     Array<S> inverse;     // the coarsest level's, n x n by columns
     Kernel smooth, dense; // the cycle's: held, not looked up each cycle
 
+    std::size_t k = 1; // the near-null-space candidates: columns of B, coarse rows per aggregate
     // reuse: refresh's numbers on the kept aggregates; b: the finest level's near-null-space
-    // vector (empty: the constant).
+    // vectors, n x k by rows (empty: the constant).
     void setup(const sparse::Csr<S>& a, Report& report, bool reuse, const Array<S>& b = {});
     void cycle(std::size_t l, const Array<S>& b, Array<S>& out) const;
 };
@@ -302,6 +303,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     sparse::Csr<S> a = a0;
     // The near-null-space candidate B of each level (empty on the finest: the constant).
     Array<S> candidate = b;
+    if (!reuse) k = b.ndim() == 2 ? b.shape()[1] : 1;
     for (std::size_t l = 0;; ++l) {
         const bool coarsest = reuse ? l + 1 == levels.size() : a.rows() <= o.max_coarse || int(l) + 1 >= o.max_levels;
         if (!reuse) levels.emplace_back();
@@ -318,52 +320,62 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
             break;
         }
         auto t0 = Clock::now();
-        std::int64_t nc = 0;
+        std::int64_t naggs = 0;
         if (!reuse) {
-            L.aggregate = aggregate(a, o.theta * std::pow(o.theta_decay, double(l)), nc);
-            if (nc >= std::int64_t(n) || nc == 0) { // no coarsening: this level is the coarsest
+            L.aggregate = aggregate(a, o.theta * std::pow(o.theta_decay, double(l)), naggs);
+            // No coarsening (the next level as large as this one): this level is the coarsest.
+            if (naggs * std::int64_t(k) >= std::int64_t(n) || naggs == 0) {
                 L.aggregate = Array<std::int64_t>();
                 break;
             }
         } else {
-            nc = L.p.cols();
+            naggs = L.p.cols() / std::int64_t(k);
         }
+        const std::int64_t nc = naggs * std::int64_t(k); // the next level's rows
         q.finish();
         report.strength_aggregation += since(t0);
         t0 = Clock::now();
-        // The tentative prolongator (B on each aggregate, normalised) and its smoothing.
+        // The tentative prolongator (each aggregate's QR of B) and its smoothing.
         const Array<S> inverse_diagonal = S(1) / a.diagonal();
         L.rho = spectral_radius(a, inverse_diagonal, o.lanczos_steps);
         {
-            // T: an entry for each node in an aggregate (those without strong neighbours are in
-            // none), B's value there; rebuilt on refresh rather than kept.
+            // T: k entries for each node in an aggregate (those without strong neighbours are in
+            // none); rebuilt on refresh rather than kept. First its pattern with one entry a node
+            // (the aggregate), whose transpose lists each aggregate's nodes in order.
             Array<std::int64_t> flag = empty<std::int64_t>(ctx, {n + 1});
             amg_kernel<S>(ctx, "xgpu_amg_kept").launch(q, rows_grid(ctx, n + 1), L.aggregate, flag, std::uint64_t(n));
             std::int64_t kept = 0;
             const Array<std::int64_t> entry = numbering(flag, kept);
-            const Array<std::int32_t> t_ptr = entry.template astype<std::int32_t>();
-            Array<std::int32_t> t_col = empty<std::int32_t>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
-            Array<S> t_val = empty<S>(ctx, {std::size_t(std::max<std::int64_t>(kept, 1))});
-            const Array<S> cand = L.candidate.empty() ? ones<S>(ctx, {n}) : L.candidate;
+            const auto slots = std::size_t(std::max<std::int64_t>(kept, 1));
+            Array<std::int32_t> m_col = empty<std::int32_t>(ctx, {slots});
             amg_kernel<S>(ctx, "xgpu_amg_tentative")
-                .launch(q, rows_grid(ctx, n), L.aggregate, entry, cand, t_col, t_val, std::uint64_t(n));
-            // Each aggregate's norm of B (the next level's B, kept on refresh), then T normalised.
-            Array<S> norms = reuse ? levels[l + 1].candidate : empty<S>(ctx, {std::size_t(nc)});
-            if (!reuse) {
-                const sparse::Csr<S> tt = sparse::transpose(sparse::Csr<S>(ctx, a.rows(), nc, t_ptr, t_col, t_val));
-                amg_kernel<S>(ctx, "xgpu_amg_row_norm")
-                    .launch(q, rows_grid(ctx, std::uint64_t(nc)), tt.row_ptr(), tt.values(), norms, std::uint64_t(nc));
-                candidate = norms; // the coarse level's: T's columns are orthonormal, T norms = B
+                .launch(q, rows_grid(ctx, n), L.aggregate, entry, m_col, std::uint64_t(n), std::uint32_t(1));
+            const sparse::Csr<S> members = sparse::transpose(sparse::Csr<S>(
+                ctx, a.rows(), naggs, entry.template astype<std::int32_t>(), m_col, zeros<S>(ctx, {slots})));
+            Array<std::int32_t> t_ptr, t_col;
+            if (k == 1) {
+                t_ptr = entry.template astype<std::int32_t>();
+                t_col = m_col;
+            } else {
+                t_ptr = Array<std::int64_t>(entry * std::int64_t(k)).template astype<std::int32_t>();
+                t_col = empty<std::int32_t>(ctx, {slots * k});
+                amg_kernel<S>(ctx, "xgpu_amg_tentative")
+                    .launch(q, rows_grid(ctx, n), L.aggregate, entry, t_col, std::uint64_t(n), std::uint32_t(k));
             }
-            Array<S> tentative = empty<S>(ctx, {n});
-            amg_kernel<S>(ctx, "xgpu_amg_tentative_values")
-                .launch(q, rows_grid(ctx, n), L.aggregate, entry, cand, norms, tentative, t_val, std::uint64_t(n));
+            Array<S> t_val = empty<S>(ctx, {slots * k});
+            // R of each aggregate: the coarse level's B (the same again on refresh, B being kept).
+            Array<S> coarse = empty<S>(ctx, {std::size_t(nc) * k});
+            amg_kernel<S>(ctx, "xgpu_amg_qr")
+                .launch(q, rows_grid(ctx, std::uint64_t(naggs)), members.row_ptr(), members.col_idx(), entry,
+                        L.candidate.empty() ? t_val : L.candidate, std::uint32_t(L.candidate.empty() ? 1 : 0), t_val,
+                        coarse, std::uint64_t(naggs), std::uint32_t(k));
+            if (!reuse) candidate = k == 1 ? coarse : coarse.reshape({std::size_t(nc), k});
             // P = T - omega D^-1 A T; on refresh, A T on P's pattern (A T's, which smoothing kept).
             const sparse::Csr<S> t(ctx, a.rows(), nc, t_ptr, t_col, t_val);
             const sparse::Csr<S> at = reuse ? sparse::multiply_values(a, t, L.p) : sparse::multiply(a, t);
             amg_kernel<S>(ctx, "xgpu_amg_smooth")
-                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, tentative,
-                        a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho));
+                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, entry, t_val,
+                        a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho), std::uint32_t(k));
             L.p = sparse::Csr<S>(ctx, a.rows(), nc, at.row_ptr(), at.col_idx(), at.values());
         }
         L.r = sparse::transpose(L.p);
@@ -548,16 +560,23 @@ template <class T>
 SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o) : o_(o) {
     check_matrix(a, o);
     if (!b.empty()) {
-        if (b.ndim() != 1 || b.size() != std::size_t(a.rows()))
-            throw ShapeError(fmt::format("xgpu: amg: the near-null-space vector has shape {}: it must be one value "
-                                         "for each of the matrix's {} rows",
-                                         to_string(b.shape()), a.rows()));
+        const bool vector = b.ndim() == 1 && b.size() == std::size_t(a.rows());
+        const bool block = b.ndim() == 2 && b.shape()[0] == std::size_t(a.rows()) && b.shape()[1] >= 1;
+        if (!vector && !block)
+            throw ShapeError(fmt::format("xgpu: amg: the near-null-space vectors have shape {}: they must be one "
+                                         "value for each of the matrix's {} rows ({}), or k of them ({}, k)",
+                                         to_string(b.shape()), a.rows(), a.rows(), a.rows()));
+        if (block && b.shape()[1] > 32)
+            throw InvalidArgument(fmt::format("xgpu: amg: {} near-null-space vectors: at most 32", b.shape()[1]));
+        if (!b.is_contiguous())
+            throw InvalidArgument("xgpu: amg: the near-null-space vectors must be contiguous (by rows)");
         if (b.context() != a.context())
             throw InvalidArgument("xgpu: amg: the near-null-space vector is in another context than the matrix");
         const double finite = double(sum(b * T(0)).get());
         if (finite != 0) throw InvalidArgument("xgpu: amg: the near-null-space vector has a NaN or infinite value");
-        const double smallest = double(min(abs(b)).get());
-        if (smallest == 0)
+        // One vector: each node's T entry is its value, normalised; a zero would leave the node out.
+        // Several: a node's row of B may be zero, the others spanning the aggregate's block.
+        if (vector && double(min(abs(b)).get()) == 0)
             throw InvalidArgument("xgpu: amg: the near-null-space vector has a zero entry: its row would be left out "
                                   "of the tentative prolongator");
     }
@@ -637,7 +656,7 @@ template <class T> Array<T> SmoothedAggregation<T>::candidate_at(std::size_t l) 
     if (l >= levels()) throw InvalidArgument(fmt::format("xgpu: amg: level {} of {}", l, levels()));
     const auto held = [&](const auto& h) {
         const auto& c = h->levels[l].candidate;
-        return c.empty() ? ones<T>(h->ctx, {std::size_t(h->levels[l].a.rows())}) : c.template astype<T>();
+        return c.empty() ? ones<T>(h->ctx, {std::size_t(h->levels[l].a.rows())}) : Array<T>(c.template astype<T>());
     };
     return single_ ? held(single_) : held(same_);
 }
