@@ -164,8 +164,10 @@ def _matrix(A, context):
 def smoothed_aggregation_solver(A, B=None, *, context=None, theta=0.08, theta_decay=0.5, max_coarse=400,
                                 max_levels=12, smoother="jacobi", presmooth=1, postsmooth=1, single_precision=False):
     """Builds a smoothed aggregation hierarchy of A (square, float32 or float64, positive diagonal)
-    on the device. A scipy.sparse A is moved to ``context``. ``B``: the near-null-space vector
-    (PyAMG's name; one column, none of its entries zero; the constant by default). ``theta``: the
+    on the device. A scipy.sparse A is moved to ``context``. ``B``: the near-null-space vectors
+    (PyAMG's name): one column, none of its entries zero, or k columns (n x k, such as rigid body
+    modes), each aggregate then taking k columns of P from a QR of its block; the constant by
+    default. ``theta``: the
     strength threshold of the finest level, ``theta * theta_decay**l`` on level l. ``smoother``:
     "jacobi", "l1_jacobi" or "chebyshev"; ``single_precision``: a float32 hierarchy for a float64
     A."""
@@ -184,9 +186,9 @@ def smoothed_aggregation_solver(A, B=None, *, context=None, theta=0.08, theta_de
                 raise DTypeError(f"xgpu: B must hold real numbers, not {B.dtype}")
         if B.ndim == 2 and B.shape[1] == 1:
             B = B.reshape(B.shape[0])
-        if B.shape != (A.shape[0],):
-            raise ShapeError(f"xgpu: B has shape {B.shape}: one near-null-space vector of {A.shape[0]} values "
-                             f"(shape ({A.shape[0]},) or ({A.shape[0]}, 1)) is taken")
+        if not (B.shape == (A.shape[0],) or (B.ndim == 2 and B.shape[0] == A.shape[0] and 1 <= B.shape[1] <= 32)):
+            raise ShapeError(f"xgpu: B has shape {B.shape}: near-null-space vectors of {A.shape[0]} values, one "
+                             f"(shape ({A.shape[0]},)) or k <= 32 of them (shape ({A.shape[0]}, k)), are taken")
         if isinstance(B, Array):
             if B.dtype != A.dtype:
                 raise DTypeError(f"xgpu: B is {B.dtype}, the matrix {A.dtype}")

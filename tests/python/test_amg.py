@@ -67,7 +67,9 @@ def test_near_null_space_and_chebyshev(ctx, rng):
     x = ml.solve(b, tol=1e-8)
     assert host_residual(a, x.get(), b) <= 1e-8 * 1.0001 and ml.last_report.iterations <= 20
     with pytest.raises(xgpu.ShapeError):
-        xgpu.amg.smoothed_aggregation_solver(a, np.ones((a.shape[0], 2)), context=ctx)
+        xgpu.amg.smoothed_aggregation_solver(a, np.ones((a.shape[0], 33)), context=ctx)
+    with pytest.raises(xgpu.ShapeError):
+        xgpu.amg.smoothed_aggregation_solver(a, np.ones((a.shape[0] - 1, 2)), context=ctx)
     with pytest.raises(xgpu.ShapeError):
         xgpu.amg.smoothed_aggregation_solver(a, np.ones(a.shape[0] - 1), context=ctx)
     with pytest.raises(xgpu.DTypeError):
@@ -78,6 +80,27 @@ def test_near_null_space_and_chebyshev(ctx, rng):
         xgpu.amg.smoothed_aggregation_solver(a, zero, context=ctx)
     with pytest.raises(ValueError, match="no smoother 'gauss_seidel'"):
         xgpu.amg.smoothed_aggregation_solver(a, context=ctx, smoother="gauss_seidel")
+
+
+def test_several_near_null_space_vectors(ctx, rng):
+    """B with k columns (PyAMG's B for, e.g., rigid body modes): each aggregate takes k columns of
+    P, whose tentative part is an orthonormal basis of B on the aggregate; the solve converges."""
+    needs_fp64(ctx, np.float64)
+    n = 50 + int(rng.integers(0, 10))
+    a = poisson(n)
+    i = np.arange(a.shape[0])
+    B = np.stack([np.ones(a.shape[0]), (i % n) / n, (i // n) / n], axis=1)
+    ml = xgpu.amg.smoothed_aggregation_solver(a, B, context=ctx, max_coarse=50)
+    assert len(ml.levels) >= 2
+    for fine in ml.levels[:-1]:
+        assert fine.P.shape[1] % 3 == 0
+    b = rng.uniform(-1, 1, a.shape[0])
+    x = ml.solve(b, tol=1e-8, maxiter=200)
+    assert host_residual(a, x.get(), b) <= 1e-8 * 1.0001
+    assert ml.last_report.iterations <= 25
+    # From the device as well, the same hierarchy.
+    again = xgpu.amg.smoothed_aggregation_solver(a, xgpu.to_device(ctx, B), context=ctx, max_coarse=50)
+    assert abs(again.levels[0].P.get() - ml.levels[0].P.get()).max() == 0
 
 
 def test_against_pyamg(ctx, rng):
