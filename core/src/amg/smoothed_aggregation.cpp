@@ -95,6 +95,13 @@ Array<std::int64_t> numbering(const Array<std::int64_t>& flag, std::int64_t& cou
     return at;
 }
 
+// scale / d, and 0 where d is 0: a coarse level's rows of the zero columns that a QR of
+// rank-deficient B leaves in P (the whole row and column of the coarse operator zero) take no part
+// in the smoothers or the spectral estimate, as PyAMG's inverse diagonal.
+template <class S> Array<S> inverse_or_zero(const Array<S>& d, double scale) {
+    return where(d == S(0), S(0), S(scale) / d);
+}
+
 // The aggregates of a's rows (MIS-2 of the strength graph, kernels/amg.kernel) and their count.
 template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double theta, std::int64_t& count) {
     const Context& ctx = a.context();
@@ -242,6 +249,14 @@ template <class S> std::vector<S> dense_inverse(const sparse::Csr<S>& a) {
     for (std::size_t i = 0; i < n; ++i)
         for (auto k = std::size_t(h.row_ptr[i]); k < std::size_t(h.row_ptr[i + 1]); ++k)
             m[i * n + std::size_t(h.col_idx[k])] += double(h.values[k]);
+    // A zero row (and column: the operator is R A P) from a zero column of P: the block
+    // pseudo-inverse, a unit diagonal there inverted with the rest and its row and column then 0.
+    std::vector<bool> zero(n, true);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n && zero[i]; ++j)
+            zero[i] = m[i * n + j] == 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (zero[i]) m[i * n + i] = 1;
     std::vector<std::size_t> perm(n);
     for (std::size_t i = 0; i < n; ++i)
         perm[i] = i;
@@ -282,7 +297,7 @@ template <class S> std::vector<S> dense_inverse(const sparse::Csr<S>& a) {
             x[i] = s / m[i * n + i];
         }
         for (std::size_t i = 0; i < n; ++i)
-            out[j * n + i] = S(x[i]);
+            out[j * n + i] = zero[i] || zero[j] ? S(0) : S(x[i]);
     }
     return out;
 }
@@ -336,7 +351,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
         report.strength_aggregation += since(t0);
         t0 = Clock::now();
         // The tentative prolongator (each aggregate's QR of B) and its smoothing.
-        const Array<S> inverse_diagonal = S(1) / a.diagonal();
+        const Array<S> inverse_diagonal = inverse_or_zero(a.diagonal(), 1);
         L.rho = spectral_radius(a, inverse_diagonal, o.lanczos_steps);
         {
             // T: k entries for each node in an aggregate (those without strong neighbours are in
@@ -396,17 +411,17 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
             L.w = empty<S>(ctx, {n});
             amg_kernel<S>(ctx, "xgpu_amg_l1")
                 .launch(q, rows_grid(ctx, n), L.a.row_ptr(), L.a.values(), L.w, std::uint64_t(n));
-            L.w = S(1) / L.w;
+            L.w = inverse_or_zero(L.w, 1);
             continue;
         }
-        if (L.rho == 0) L.rho = spectral_radius(L.a, Array<S>(S(1) / L.a.diagonal()), o.lanczos_steps);
+        if (L.rho == 0) L.rho = spectral_radius(L.a, inverse_or_zero(L.a.diagonal(), 1), o.lanczos_steps);
         if (o.smoother == Smoother::jacobi) {
-            L.w = S(o.omega / L.rho) / L.a.diagonal();
+            L.w = inverse_or_zero(L.a.diagonal(), o.omega / L.rho);
             continue;
         }
         // Chebyshev on [rho / 30, 1.1 rho] of D^-1 A (Adams et al. 2003; the bounds of PyAMG and
         // Ifpack2): the three-term recurrence's coefficients for each step of the polynomial.
-        L.w = S(1) / L.a.diagonal();
+        L.w = inverse_or_zero(L.a.diagonal(), 1);
         L.d = empty<S>(ctx, {n});
         const double upper = 1.1 * L.rho, lower = upper / 30;
         const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
