@@ -338,6 +338,10 @@ void bind_sparse(nb::module_& m) {
              [](const Multilevel& a, std::size_t l) {
                  return std::visit([&](const auto& h) { return h.aggregates_at(l).desc(); }, a.h);
              })
+        .def("candidates",
+             [](const Multilevel& a, std::size_t l) {
+                 return std::visit([&](const auto& h) { return h.candidate_at(l).desc(); }, a.h);
+             })
         .def("report",
              [](const Multilevel& a) {
                  const amg::Report& r = std::visit([](const auto& h) -> const amg::Report& { return h.report(); }, a.h);

@@ -48,6 +48,12 @@ class Level:
         """Each row's aggregate (negative: in none), an xgpu int64 array."""
         return Array(self._ml._h.aggregates(self._index))
 
+    @property
+    def B(self):  # noqa: N802 (PyAMG's name)
+        """The level's near-null-space vectors, an xgpu array: shape (n,) for one, (n, k) for k; on
+        coarser levels each aggregate's R of the QR of the level above's."""
+        return Array(self._ml._h.candidates(self._index))
+
 
 class _Preconditioner:
     """The hierarchy as an operator (shape, matvec), recognised by xgpu.solvers natively."""

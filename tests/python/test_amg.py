@@ -92,8 +92,13 @@ def test_several_near_null_space_vectors(ctx, rng):
     B = np.stack([np.ones(a.shape[0]), (i % n) / n, (i // n) / n], axis=1)
     ml = xgpu.amg.smoothed_aggregation_solver(a, B, context=ctx, max_coarse=50)
     assert len(ml.levels) >= 2
-    for fine in ml.levels[:-1]:
+    for fine, coarse in zip(ml.levels, ml.levels[1:]):
         assert fine.P.shape[1] % 3 == 0
+        assert fine.B.shape == (fine.A.shape[0], 3) and coarse.B.shape == (fine.P.shape[1], 3)
+    assert np.array_equal(ml.levels[0].B.get(), B)
+    # The coarse B is each aggregate's R, upper triangular.
+    R = ml.levels[1].B.get().reshape(-1, 3, 3)
+    assert np.all(np.tril(R, -1) == 0)
     b = rng.uniform(-1, 1, a.shape[0])
     x = ml.solve(b, tol=1e-8, maxiter=200)
     assert host_residual(a, x.get(), b) <= 1e-8 * 1.0001
