@@ -396,6 +396,12 @@ TEST_CASE("smoothed aggregation with several near-null-space vectors", "[amg]") 
         const SolverReport rd = cg(a, rhs, w, so);
         CHECK(rd.converged());
         CHECK(true_relative_residual(h, w.get(), rhs.get()) <= 1e-8 * 1.01);
+        amg::Options low_deficient = o;
+        low_deficient.single_precision = true;
+        Array<double> w32 = zeros<double>(ctx, {n});
+        so.preconditioner =
+            amg::SmoothedAggregation<double>(a, to_device(ctx, twice_one).reshape({n, k}), low_deficient);
+        CHECK(cg(a, rhs, w32, so).iterations <= rd.iterations + 2);
         // A block with zero entries is taken (the other columns span the aggregate), and refresh
         // keeps the k columns an aggregate.
         std::vector<double> gaps = hb;
