@@ -97,10 +97,13 @@ template <Index I> struct Plan {
     Array<I> long_rows, sorted_rows, team_rows;
 };
 
-// The team kernel's work-items per row: a warp where the dialect has a warp barrier (NVIDIA's
-// compute capability 7.0 on, both backends), else the work-group.
+// The team kernel's work-items per row: a warp where the dialect has a warp barrier (CUDA's
+// __syncwarp; on OpenCL, NVIDIA's from compute capability 7.0), else the work-group: as
+// kernels/spgemm.kernel's XGPU_TEAM. Teams run by default only where they are warps of devices
+// with independent thread scheduling (7.0 on).
 unsigned team_size(const Context& ctx) {
-    return ctx.device().info().nv_compute_capability >= 70 && spgemm_group(ctx) % 32 == 0 ? 32 : spgemm_group(ctx);
+    const bool warp_sync = ctx.backend() == "cuda" || ctx.device().info().nv_compute_capability >= 70;
+    return warp_sync && spgemm_group(ctx) % 32 == 0 ? 32 : spgemm_group(ctx);
 }
 // The longest rows whose cursors a work-item keeps in registers (at most 8): on GPUs (H100: A * A
 // and A * P of the 2-D Laplacian 1.9x and 3.3x faster), not on CPUs (PoCL: 4-7% slower), unless
@@ -134,7 +137,9 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     const std::int64_t cap = b.cols() < (std::int64_t(1) << 32) ? 4 * sort_window<T>(ctx) : 0;
     // Teams where a warp is one (a work-group's barriers cost more than they save elsewhere), or
     // everywhere for the tests.
-    const bool teams = path == ProductPath::team || (path == ProductPath::automatic && team_size(ctx) == 32);
+    const bool teams =
+        path == ProductPath::team ||
+        (path == ProductPath::automatic && ctx.device().info().nv_compute_capability >= 70 && team_size(ctx) == 32);
     const std::int64_t team_max = teams ? team_cursors * team_size(ctx) : 0;
     // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
     // cursors every step: 3-D Poisson's coarse rows of 129 to 256 entries took most of its setup).
