@@ -90,8 +90,10 @@ void set_product_path(ProductPath p) {
     product_path.store(p);
 }
 
-// Each row's method (a work-item's merge, a work-group's merge, a work-group's sort) and the
-// rows of the last two listed: made once, for both passes.
+// Each row's method (a work-item's merge, a work-group's merge, a work-group's sort, a team's
+// merge) and the rows of the last three listed: made once, for both passes. Without the sort
+// (cap 0) only rows without products are marked for it, and they need no work (their count is
+// the zero it starts from).
 template <Index I> struct Plan {
     Array<std::uint8_t> method;
     Array<I> long_rows, sorted_rows, team_rows;
