@@ -88,33 +88,38 @@ unsigned group_size(const Context& ctx) {
     return codegen::stream_group(ctx.device().info());
 }
 
-template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial) {
-    const Context& ctx = c.a.context();
-    const SpmvPlan& plan = c.plan;
-    const unsigned wg = std::max(group_size(ctx), plan.lanes);
-    // The fused dot product's kernel is in the program where it can be: real values, one lane.
-    const bool dot = std::is_floating_point_v<T> && plan.lanes == 1;
+// Kernel `name` of the CSR program (kernels/spmv_csr.kernel) for work-groups of wg, `lanes`
+// work-items a row and `rows` rows a work-item. Its key is built by appends: a solver asks for it
+// every iteration (formatting took a good part of the host's time per call).
+template <Value T, Index I>
+Kernel csr_kernel(const Context& ctx, unsigned wg, unsigned lanes, unsigned rows, const char* name) {
+    // The fused dot product's kernels are in the program where they can be: real values, one lane.
+    const bool dot = std::is_floating_point_v<T> && lanes == 1;
     unsigned half = 1;
     while (half < wg)
         half *= 2;
-    // Built by appends: a solver calls this every iteration (formatting took a good part of the
-    // host's time per call).
     static const std::string family = spmv_key<T, I>("csr");
-    const char* name = partial ? "xgpu_spmv_csr_dot" : "xgpu_spmv_csr";
     std::string key = family;
-    key.append("|g").append(std::to_string(wg)).append("l").append(std::to_string(plan.lanes));
-    key.append("r").append(std::to_string(plan.rows)).append(dot ? "d|" : "|").append(name);
-    const Kernel k = xgpu::detail::generated_kernel(
+    key.append("|g").append(std::to_string(wg)).append("l").append(std::to_string(lanes));
+    key.append("r").append(std::to_string(rows)).append(dot ? "d|" : "|").append(name);
+    return xgpu::detail::generated_kernel(
         ctx, key,
         [&] {
             return codegen::fill("spmv_csr.kernel", {{"spmv_h", spmv_support<T, I>()},
                                                      {"group_size", std::to_string(wg)},
-                                                     {"lanes", std::to_string(plan.lanes)},
-                                                     {"rows", std::to_string(plan.rows)},
+                                                     {"lanes", std::to_string(lanes)},
+                                                     {"rows", std::to_string(rows)},
                                                      {"dot", dot ? "1" : "0"},
                                                      {"half", std::to_string(half / 2)}});
         },
         name);
+}
+
+template <Value T, Index I> void spmv_csr(const SpmvCall<T, I>& c, Array<T>* partial) {
+    const Context& ctx = c.a.context();
+    const SpmvPlan& plan = c.plan;
+    const unsigned wg = std::max(group_size(ctx), plan.lanes);
+    const Kernel k = csr_kernel<T, I>(ctx, wg, plan.lanes, plan.rows, partial ? "xgpu_spmv_csr_dot" : "xgpu_spmv_csr");
     const std::uint64_t rows = std::uint64_t(c.a.rows()), per_group = std::uint64_t(wg) / plan.lanes * plan.rows;
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Grid grid =
@@ -133,23 +138,7 @@ void spmv_csr_rows(const Csr<T, I>& a, const Array<I>& at, const Array<T>& x, Ar
                    const Array<T>* d, Array<T>* partial) {
     const Context& ctx = a.context();
     const unsigned wg = group_size(ctx);
-    unsigned half = 1;
-    while (half < wg)
-        half *= 2;
-    const bool dot = std::is_floating_point_v<T>;
-    static const std::string family = spmv_key<T, I>("csr");
-    const std::string key = family + "|g" + std::to_string(wg) + "l1r1" + (dot ? "d|" : "|") + "xgpu_spmv_csr_rows";
-    const Kernel k = xgpu::detail::generated_kernel(
-        ctx, key,
-        [&] {
-            return codegen::fill("spmv_csr.kernel", {{"spmv_h", spmv_support<T, I>()},
-                                                     {"group_size", std::to_string(wg)},
-                                                     {"lanes", "1"},
-                                                     {"rows", "1"},
-                                                     {"dot", dot ? "1" : "0"},
-                                                     {"half", std::to_string(half / 2)}});
-        },
-        "xgpu_spmv_csr_rows");
+    const Kernel k = csr_kernel<T, I>(ctx, wg, 1, 1, "xgpu_spmv_csr_rows");
     const auto rows = std::uint64_t(a.rows());
     // With the dot: the work-groups of the fused product that wrote `partial`, one each.
     const std::uint64_t groups =
