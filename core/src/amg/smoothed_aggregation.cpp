@@ -365,11 +365,12 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
             Array<std::int32_t> m_col = empty<std::int32_t>(ctx, {slots});
             amg_kernel<S>(ctx, "xgpu_amg_tentative")
                 .launch(q, rows_grid(ctx, n), L.aggregate, entry, m_col, std::uint64_t(n), std::uint32_t(1));
-            const sparse::Csr<S> members = sparse::transpose(sparse::Csr<S>(
-                ctx, a.rows(), naggs, entry.template astype<std::int32_t>(), m_col, zeros<S>(ctx, {slots})));
+            const Array<std::int32_t> m_ptr = entry.template astype<std::int32_t>();
+            const sparse::Csr<S> members =
+                sparse::transpose(sparse::Csr<S>(ctx, a.rows(), naggs, m_ptr, m_col, zeros<S>(ctx, {slots})));
             Array<std::int32_t> t_ptr, t_col;
             if (k == 1) {
-                t_ptr = entry.template astype<std::int32_t>();
+                t_ptr = m_ptr;
                 t_col = m_col;
             } else {
                 t_ptr = Array<std::int64_t>(entry * std::int64_t(k)).template astype<std::int32_t>();
