@@ -69,7 +69,10 @@ struct Report {
     std::vector<Level> levels;
     double operator_complexity = 0; // all levels' entries over the finest's
     double grid_complexity = 0;     // all levels' rows over the finest's
-    std::size_t bytes = 0; // device memory of the hierarchy (A, P, R, smoother and work vectors; not the finest A)
+    // Device memory of the hierarchy: A, P and R of every level, the smoothers and work vectors; not
+    // the finest A, except the float copy of its values that a single_precision hierarchy makes.
+    std::size_t bytes = 0;
+    std::size_t fine_bytes = 0; // the finest A's (row pointers, columns, values, diagonal)
     // Setup seconds by phase, and in all.
     double strength_aggregation = 0, prolongator = 0, galerkin = 0, coarse_solve = 0, total = 0;
     std::string precision; // "float64", "float32", or "float32 (for float64)"

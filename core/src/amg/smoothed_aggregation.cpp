@@ -33,15 +33,20 @@ const char* name(Smoother s) {
 namespace detail {
 
 template <class S> struct Level {
-    sparse::Csr<S> a, p, r;        // the operator; the prolongator from the next level and its transpose
-    Array<std::int64_t> aggregate; // each row's aggregate (a column of P)
+    sparse::Csr<S> a, p, r; // the operator; the prolongator from the next level and its transpose
+    // P not stored (p empty, r kept): the finest level's with one near-null-space vector, applied
+    // as (I - omega D^-1 A) T from A, the aggregates and the coarse B (kernels/amg.kernel).
+    bool implicit_p = false;
+    double p_omega = 0;            // the prolongator's smoothing over rho
+    Array<std::int32_t> aggregate; // each row's aggregate (a column of P)
     Array<S> candidate;            // the near-null-space vectors B, rows x k (T's columns: each
                                    // aggregate's QR of B; empty on level 0 for the constant)
-    Array<S> w;                    // the smoother: y = x + w (b - A x) (Chebyshev: w = D^-1)
+    Array<S> l1;                   // L1-Jacobi's row sums (the other smoothers weigh by the diagonal)
     // Chebyshev's step k: d = c_d[k] d + c_r[k] w (b - A x), y = x + d.
     std::vector<double> c_d, c_r;
     double rho = 0;
-    // work: the level's iterate, its other half, residual, right-hand side, Chebyshev's direction
+    // work: the level's iterate, its other half (where a smoothing takes more than one step),
+    // residual, right-hand side, Chebyshev's direction
     mutable Array<S> x, t, res, b, d;
 };
 
@@ -49,8 +54,8 @@ template <class S> struct Hierarchy {
     Context ctx;
     Options o;
     std::vector<Level<S>> levels;
-    Array<S> inverse;     // the coarsest level's, n x n by columns
-    Kernel smooth, dense; // the cycle's: held, not looked up each cycle
+    Array<S> inverse;              // the coarsest level's, n x n by columns
+    Kernel smooth, dense, prolong; // the cycle's: held, not looked up each cycle
 
     std::size_t k = 1; // the near-null-space candidates: columns of B, coarse rows per aggregate
     // reuse: refresh's numbers on the kept aggregates; b: the finest level's near-null-space
@@ -302,12 +307,12 @@ template <class S> std::vector<S> dense_inverse(const sparse::Csr<S>& a) {
     return out;
 }
 
+} // namespace
+
 template <class S> std::size_t csr_bytes(const sparse::Csr<S>& a) {
     return a.nnz() * (sizeof(S) + sizeof(std::int32_t)) + std::size_t(a.rows() + 1) * sizeof(std::int32_t) +
            a.diagonal().size() * sizeof(S);
 }
-
-} // namespace
 
 template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& report, bool reuse, const Array<S>& b) {
     const auto t_start = Clock::now();
@@ -327,7 +332,6 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
         if (!reuse) L.candidate = candidate;
         const auto n = std::size_t(a.rows());
         L.x = empty<S>(ctx, {n});
-        L.t = empty<S>(ctx, {n});
         L.res = empty<S>(ctx, {n});
         if (l > 0) L.b = empty<S>(ctx, {n}); // level 0's right-hand side is the caller's
         if (coarsest) {
@@ -336,15 +340,15 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
         }
         auto t0 = Clock::now();
         std::int64_t naggs = 0;
+        Array<std::int64_t> agg; // the aggregates, kept in 32 bits between setups
         if (!reuse) {
-            L.aggregate = aggregate(a, o.theta * std::pow(o.theta_decay, double(l)), naggs);
+            agg = aggregate(a, o.theta * std::pow(o.theta_decay, double(l)), naggs);
             // No coarsening (the next level as large as this one): this level is the coarsest.
-            if (naggs * std::int64_t(k) >= std::int64_t(n) || naggs == 0) {
-                L.aggregate = Array<std::int64_t>();
-                break;
-            }
+            if (naggs * std::int64_t(k) >= std::int64_t(n) || naggs == 0) break;
+            L.aggregate = agg.template astype<std::int32_t>();
         } else {
-            naggs = L.p.cols() / std::int64_t(k);
+            agg = L.aggregate.template astype<std::int64_t>();
+            naggs = L.r.rows() / std::int64_t(k);
         }
         const std::int64_t nc = naggs * std::int64_t(k); // the next level's rows
         q.finish();
@@ -358,13 +362,13 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
             // none); rebuilt on refresh rather than kept. First its pattern with one entry a node
             // (the aggregate), whose transpose lists each aggregate's nodes in order.
             Array<std::int64_t> flag = empty<std::int64_t>(ctx, {n + 1});
-            amg_kernel<S>(ctx, "xgpu_amg_kept").launch(q, rows_grid(ctx, n + 1), L.aggregate, flag, std::uint64_t(n));
+            amg_kernel<S>(ctx, "xgpu_amg_kept").launch(q, rows_grid(ctx, n + 1), agg, flag, std::uint64_t(n));
             std::int64_t kept = 0;
             const Array<std::int64_t> entry = numbering(flag, kept);
             const auto slots = std::size_t(std::max<std::int64_t>(kept, 1));
             Array<std::int32_t> m_col = empty<std::int32_t>(ctx, {slots});
             amg_kernel<S>(ctx, "xgpu_amg_tentative")
-                .launch(q, rows_grid(ctx, n), L.aggregate, entry, m_col, std::uint64_t(n), std::uint32_t(1));
+                .launch(q, rows_grid(ctx, n), agg, entry, m_col, std::uint64_t(n), std::uint32_t(1));
             const Array<std::int32_t> m_ptr = entry.template astype<std::int32_t>();
             const sparse::Csr<S> members =
                 sparse::transpose(sparse::Csr<S>(ctx, a.rows(), naggs, m_ptr, m_col, zeros<S>(ctx, {slots})));
@@ -376,7 +380,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
                 t_ptr = Array<std::int64_t>(entry * std::int64_t(k)).template astype<std::int32_t>();
                 t_col = empty<std::int32_t>(ctx, {slots * k});
                 amg_kernel<S>(ctx, "xgpu_amg_tentative")
-                    .launch(q, rows_grid(ctx, n), L.aggregate, entry, t_col, std::uint64_t(n), std::uint32_t(k));
+                    .launch(q, rows_grid(ctx, n), agg, entry, t_col, std::uint64_t(n), std::uint32_t(k));
             }
             Array<S> t_val = empty<S>(ctx, {slots * k});
             // R of each aggregate: the coarse level's B (the same again on refresh, B being kept).
@@ -386,12 +390,15 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
                         L.candidate.empty() ? t_val : L.candidate, std::uint32_t(L.candidate.empty() ? 1 : 0), t_val,
                         coarse, std::uint64_t(naggs), std::uint32_t(k));
             if (!reuse) candidate = k == 1 ? coarse : coarse.reshape({std::size_t(nc), k});
-            // P = T - omega D^-1 A T; on refresh, A T on P's pattern (A T's, which smoothing kept).
+            // P = T - omega D^-1 A T; on refresh, A T on P's pattern (A T's, which smoothing kept;
+            // a P not stored is made anew).
             const sparse::Csr<S> t(ctx, a.rows(), nc, t_ptr, t_col, t_val);
-            const sparse::Csr<S> at = reuse ? sparse::multiply_values(a, t, L.p) : sparse::multiply(a, t);
+            const sparse::Csr<S> at =
+                reuse && !L.implicit_p ? sparse::multiply_values(a, t, L.p) : sparse::multiply(a, t);
+            L.p_omega = o.prolongator_omega / L.rho;
             amg_kernel<S>(ctx, "xgpu_amg_smooth")
-                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), L.aggregate, entry, t_val,
-                        a.diagonal(), std::uint64_t(n), S(o.prolongator_omega / L.rho), std::uint32_t(k));
+                .launch(q, rows_grid(ctx, n), at.row_ptr(), at.col_idx(), at.values(), agg, entry, t_val, a.diagonal(),
+                        std::uint64_t(n), S(L.p_omega), std::uint32_t(k));
             L.p = sparse::Csr<S>(ctx, a.rows(), nc, at.row_ptr(), at.col_idx(), at.values());
         }
         L.r = sparse::transpose(L.p);
@@ -400,6 +407,13 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
         t0 = Clock::now();
         const sparse::Csr<S> ap = sparse::multiply(a, L.p);
         a = reuse ? sparse::multiply_values(L.r, ap, levels[l + 1].a) : sparse::multiply(L.r, ap);
+        // The finest level's P, the largest of the hierarchy (about half the fine matrix's bytes in
+        // 2-D Poisson), is not kept where one vector makes T the aggregates and the coarse B: the
+        // cycle applies it from A at the cost of A's bytes for P's.
+        if (l == 0 && k == 1) {
+            L.implicit_p = true;
+            L.p = sparse::Csr<S>();
+        }
         q.finish();
         report.galerkin += since(t0);
     }
@@ -408,21 +422,21 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     for (std::size_t l = 0; l < levels.size(); ++l) {
         Level<S>& L = levels[l];
         const auto n = std::size_t(L.a.rows());
+        // The other half of the iterate, where a smoothing takes more than one step.
+        const bool coarsest = l + 1 == levels.size();
+        const int steps = (o.smoother == Smoother::chebyshev ? o.chebyshev_degree : 1) *
+                          (coarsest ? 21 : std::max(o.presmooth, o.postsmooth));
+        L.t = steps > 1 ? empty<S>(ctx, {n}) : Array<S>();
         if (o.smoother == Smoother::l1_jacobi) {
-            L.w = empty<S>(ctx, {n});
+            L.l1 = empty<S>(ctx, {n});
             amg_kernel<S>(ctx, "xgpu_amg_l1")
-                .launch(q, rows_grid(ctx, n), L.a.row_ptr(), L.a.values(), L.w, std::uint64_t(n));
-            L.w = inverse_or_zero(L.w, 1);
+                .launch(q, rows_grid(ctx, n), L.a.row_ptr(), L.a.values(), L.l1, std::uint64_t(n));
             continue;
         }
         if (L.rho == 0) L.rho = spectral_radius(L.a, inverse_or_zero(L.a.diagonal(), 1), o.lanczos_steps);
-        if (o.smoother == Smoother::jacobi) {
-            L.w = inverse_or_zero(L.a.diagonal(), o.omega / L.rho);
-            continue;
-        }
+        if (o.smoother == Smoother::jacobi) continue;
         // Chebyshev on [rho / 30, 1.1 rho] of D^-1 A (Adams et al. 2003; the bounds of PyAMG and
         // Ifpack2): the three-term recurrence's coefficients for each step of the polynomial.
-        L.w = inverse_or_zero(L.a.diagonal(), 1);
         L.d = empty<S>(ctx, {n});
         const double upper = 1.1 * L.rho, lower = upper / 30;
         const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
@@ -438,6 +452,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     }
     smooth = amg_kernel<S>(ctx, o.smoother == Smoother::chebyshev ? "xgpu_amg_chebyshev" : "xgpu_amg_jacobi");
     dense = amg_kernel<S>(ctx, "xgpu_amg_dense");
+    prolong = amg_kernel<S>(ctx, "xgpu_amg_prolong");
     const Level<S>& last = levels.back();
     const auto nc = std::size_t(last.a.rows());
     if (nc <= 4000)
@@ -452,11 +467,12 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
         const Level<S>& L = levels[l];
         report.levels.push_back({L.a.rows(), L.a.nnz(), L.rho});
         if (l > 0) bytes += csr_bytes(L.a);
-        if (L.p.rows() > 0) bytes += csr_bytes(L.p) + csr_bytes(L.r);
+        if (L.p.rows() > 0) bytes += csr_bytes(L.p);
+        if (L.r.rows() > 0) bytes += csr_bytes(L.r);
         for (const Array<S>* v :
-             std::initializer_list<const Array<S>*>{&L.candidate, &L.w, &L.x, &L.t, &L.res, &L.b, &L.d})
+             std::initializer_list<const Array<S>*>{&L.candidate, &L.l1, &L.x, &L.t, &L.res, &L.b, &L.d})
             bytes += v->empty() ? 0 : v->size() * sizeof(S);
-        bytes += L.aggregate.empty() ? 0 : L.aggregate.size() * sizeof(std::int64_t);
+        bytes += L.aggregate.empty() ? 0 : L.aggregate.size() * sizeof(std::int32_t);
     }
     report.bytes = bytes + (inverse.empty() ? 0 : inverse.size() * sizeof(S));
     double nnz = 0, rows = 0;
@@ -481,20 +497,26 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
         const auto x_zero = std::uint32_t(x ? 0 : 1);
         if (chebyshev) {
             const auto k = std::size_t(j % per);
-            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, L.d, y, n, S(L.c_d[k]),
-                          S(L.c_r[k]), x_zero);
+            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.a.diagonal(), S(1), b, x ? *x : b, L.d, y,
+                          n, S(L.c_d[k]), S(L.c_r[k]), x_zero);
         } else {
-            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.w, b, x ? *x : b, y, n, x_zero);
+            const bool l1 = !L.l1.empty();
+            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), l1 ? L.l1 : L.a.diagonal(),
+                          S(l1 ? 1 : o.omega / L.rho), b, x ? *x : b, y, n, x_zero);
         }
     };
     // `steps` steps from zero (from_zero) or from L.x, the last into *last (nullptr: into L.x, by
-    // way of L.t: a step never writes the vector it reads).
+    // way of L.t: a step never writes the vector it reads, except a first step from zero).
     const auto smoothing = [&](int steps, bool from_zero, Array<S>* last) {
         for (int j = 0; j < steps; ++j) {
             const Array<S>* x = j == 0 && from_zero ? nullptr : &L.x;
             if (last && j + 1 == steps) {
                 step(j, x, *last);
                 return;
+            }
+            if (!x) {
+                step(j, x, L.x);
+                continue;
             }
             step(j, x, L.t);
             std::swap(L.x, L.t);
@@ -519,7 +541,12 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
     }
     const Level<S>& next = levels[l + 1];
     cycle(l + 1, next.b, next.res);
-    sparse::spmv(L.p, next.res, L.x, S(1), S(1));
+    if (L.implicit_p)
+        prolong.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.a.diagonal(), L.aggregate,
+                       L.candidate.empty() ? next.candidate : L.candidate, std::uint32_t(L.candidate.empty() ? 1 : 0),
+                       next.candidate, next.res, L.x, n, S(L.p_omega));
+    else
+        sparse::spmv(L.p, next.res, L.x, S(1), S(1));
     if (post > 0)
         smoothing(post, false, &out);
     else
@@ -557,6 +584,10 @@ template <class T> void check_matrix(const sparse::Csr<T>& a, const Options& o) 
 template <class T> sparse::Csr<float> to_single(const sparse::Csr<T>& a) {
     return sparse::Csr<float>(a.context(), a.rows(), a.cols(), a.row_ptr(), a.col_idx(),
                               a.values().template astype<float>());
+}
+// The float copy of the finest level's values and diagonal that to_single makes.
+template <class T> std::size_t single_bytes(const sparse::Csr<T>& a) {
+    return (a.nnz() + std::size_t(a.rows())) * sizeof(float);
 }
 template <class S, class T> sparse::Csr<T> to_type(const sparse::Csr<S>& a) {
     if constexpr (std::is_same_v<S, T>)
@@ -603,13 +634,16 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
         single_->o = o;
         single_->setup(to_single(a), report_, false,
                        b.empty() ? Array<float>() : Array<float>(b.template astype<float>()));
+        report_.bytes += single_bytes(a);
         report_.precision = "float32 (for float64)";
+        report_.fine_bytes = detail::csr_bytes(a);
     } else {
         same_ = std::make_shared<detail::Hierarchy<T>>();
         same_->ctx = a.context();
         same_->o = o;
         same_->setup(a, report_, false, b);
         report_.precision = std::is_same_v<T, float> ? "float32" : "float64";
+        report_.fine_bytes = detail::csr_bytes(a);
     }
 }
 
@@ -622,9 +656,10 @@ template <class T> void SmoothedAggregation<T>::refresh(const sparse::Csr<T>& a)
             fmt::format("xgpu: amg: refresh: the matrix ({} rows, {} entries) must have the pattern of "
                         "the one the hierarchy was built for ({} rows, {} entries)",
                         a.rows(), a.nnz(), rows_, nnz));
-    if (single_)
+    if (single_) {
         single_->setup(to_single(a), report_, true);
-    else
+        report_.bytes += single_bytes(a);
+    } else
         same_->setup(a, report_, true);
 }
 
@@ -659,7 +694,12 @@ template <class T> sparse::Csr<T> SmoothedAggregation<T>::operator_at(std::size_
 template <class T> sparse::Csr<T> SmoothedAggregation<T>::prolongator_at(std::size_t l) const {
     if (l + 1 >= levels())
         throw InvalidArgument(fmt::format("xgpu: amg: level {} of {} has no prolongator", l, levels()));
-    return single_ ? to_type<float, T>(single_->levels[l].p) : same_->levels[l].p;
+    // A P not stored: R's transpose, the same entries.
+    const auto held = [&](const auto& h) {
+        const auto& L = h->levels[l];
+        return L.implicit_p ? sparse::transpose(L.r) : L.p;
+    };
+    return single_ ? to_type<float, T>(held(single_)) : held(same_);
 }
 
 template <class T> sparse::Csr<T> SmoothedAggregation<T>::restriction_at(std::size_t l) const {
@@ -680,7 +720,7 @@ template <class T> Array<T> SmoothedAggregation<T>::candidate_at(std::size_t l) 
 template <class T> Array<std::int64_t> SmoothedAggregation<T>::aggregates_at(std::size_t l) const {
     if (l + 1 >= levels())
         throw InvalidArgument(fmt::format("xgpu: amg: level {} of {} has no aggregates", l, levels()));
-    return single_ ? single_->levels[l].aggregate : same_->levels[l].aggregate;
+    return (single_ ? single_->levels[l].aggregate : same_->levels[l].aggregate).template astype<std::int64_t>();
 }
 
 std::ostream& operator<<(std::ostream& os, const Report& r) {
@@ -688,8 +728,10 @@ std::ostream& operator<<(std::ostream& os, const Report& r) {
     os << "  level        rows          nnz   rho(D^-1 A)\n";
     for (std::size_t l = 0; l < r.levels.size(); ++l)
         os << fmt::format("  {:5} {:11} {:12}   {:.4f}\n", l, r.levels[l].rows, r.levels[l].nnz, r.levels[l].rho);
-    os << fmt::format("  operator complexity {:.3f}, grid complexity {:.3f}, {:.1f} MB\n", r.operator_complexity,
-                      r.grid_complexity, double(r.bytes) * 1e-6);
+    os << fmt::format(
+        "  operator complexity {:.3f}, grid complexity {:.3f}, {:.1f} MB ({:.2f}x the matrix's {:.1f} MB)\n",
+        r.operator_complexity, r.grid_complexity, double(r.bytes) * 1e-6,
+        double(r.bytes) / double(std::max<std::size_t>(r.fine_bytes, 1)), double(r.fine_bytes) * 1e-6);
     os << fmt::format(
         "  setup {:.4f} s: strength and aggregation {:.4f}, prolongator {:.4f}, Galerkin products {:.4f}, "
         "smoothers and coarse inverse {:.4f}\n",
