@@ -53,6 +53,11 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 #define XGPU_SHUFFLE_DOWN(v, offset) __shfl_down_sync(0xffffffffu, (v), (offset))
 /* ... and v of lane i ^ mask */
 #define XGPU_SHUFFLE_XOR(v, mask) __shfl_xor_sync(0xffffffffu, (v), (mask))
+/* The same of a value of a named type, as the OpenCL dialect has them on NVIDIA devices
+ * (XGPU_HAS_TYPED_SHUFFLE): float, double, int32_t and int64_t */
+#define XGPU_HAS_TYPED_SHUFFLE 1
+#define XGPU_SHUFFLE_DOWN_T(type, v, offset) XGPU_SHUFFLE_DOWN(v, offset)
+#define XGPU_SHUFFLE_XOR_T(type, v, mask) XGPU_SHUFFLE_XOR(v, mask)
 /* A barrier of the 32 lanes of a warp (their local memory writes visible to each other), all
  * lanes taking part */
 #define XGPU_WARP_SYNC() __syncwarp()

@@ -141,4 +141,46 @@ XGPU_DEVICE_FN uint4 xgpu_fixui_(uint4 v, int order) {
  * dialect's warp barrier exists here too. */
 #if defined(XGPU_NV_SM) && XGPU_NV_SM >= 70
 #define XGPU_WARP_SYNC() asm volatile("bar.warp.sync -1;" ::: "memory")
+/* ... and its warp shuffles, of a value of a named type (XGPU_HAS_TYPED_SHUFFLE; OpenCL C has no
+ * generic functions): XGPU_SHUFFLE_DOWN_T(double, v, o) is v of lane i + o, XGPU_SHUFFLE_XOR_T
+ * v of lane i ^ m, all 32 lanes taking part; for float, double, int32_t and int64_t. */
+#define XGPU_HAS_TYPED_SHUFFLE 1
+XGPU_DEVICE_FN uint xgpu_shfl_down_u32(uint v, uint o) {
+    uint r;
+    asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, -1;" : "=r"(r) : "r"(v), "r"(o));
+    return r;
+}
+XGPU_DEVICE_FN uint xgpu_shfl_xor_u32(uint v, uint m) {
+    uint r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, -1;" : "=r"(r) : "r"(v), "r"(m));
+    return r;
+}
+XGPU_DEVICE_FN ulong xgpu_shfl_down_u64(ulong v, uint o) {
+    uint2 w = as_uint2(v);
+    w.x = xgpu_shfl_down_u32(w.x, o);
+    w.y = xgpu_shfl_down_u32(w.y, o);
+    return as_ulong(w);
+}
+XGPU_DEVICE_FN ulong xgpu_shfl_xor_u64(ulong v, uint m) {
+    uint2 w = as_uint2(v);
+    w.x = xgpu_shfl_xor_u32(w.x, m);
+    w.y = xgpu_shfl_xor_u32(w.y, m);
+    return as_ulong(w);
+}
+XGPU_DEVICE_FN float xgpu_shfl_down_float(float v, uint o) { return as_float(xgpu_shfl_down_u32(as_uint(v), o)); }
+XGPU_DEVICE_FN int xgpu_shfl_down_int32_t(int v, uint o) { return as_int(xgpu_shfl_down_u32(as_uint(v), o)); }
+XGPU_DEVICE_FN long xgpu_shfl_down_int64_t(long v, uint o) { return as_long(xgpu_shfl_down_u64(as_ulong(v), o)); }
+XGPU_DEVICE_FN float xgpu_shfl_xor_float(float v, uint m) { return as_float(xgpu_shfl_xor_u32(as_uint(v), m)); }
+XGPU_DEVICE_FN int xgpu_shfl_xor_int32_t(int v, uint m) { return as_int(xgpu_shfl_xor_u32(as_uint(v), m)); }
+XGPU_DEVICE_FN long xgpu_shfl_xor_int64_t(long v, uint m) { return as_long(xgpu_shfl_xor_u64(as_ulong(v), m)); }
+#ifdef XGPU_HAS_FP64
+XGPU_DEVICE_FN double xgpu_shfl_down_double(double v, uint o) {
+    return as_double(xgpu_shfl_down_u64(as_ulong(v), o));
+}
+XGPU_DEVICE_FN double xgpu_shfl_xor_double(double v, uint m) {
+    return as_double(xgpu_shfl_xor_u64(as_ulong(v), m));
+}
+#endif
+#define XGPU_SHUFFLE_DOWN_T(type, v, offset) xgpu_shfl_down_##type((v), (offset))
+#define XGPU_SHUFFLE_XOR_T(type, v, mask) xgpu_shfl_xor_##type((v), (mask))
 #endif

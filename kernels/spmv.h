@@ -7,9 +7,10 @@ typedef ${index} I;
 XGPU_DEVICE_FN T xgpu_zero(void) { return ${zero}; }
 XGPU_DEVICE_FN T xgpu_add(T a, T b) { return ${add}; }
 XGPU_DEVICE_FN T xgpu_mul(T a, T b) { return ${mul}; }
-#ifdef XGPU_HAS_WARP_SHUFFLE
-/* v of the lane `o` above, a complex value as its two parts. */
+#ifdef XGPU_HAS_TYPED_SHUFFLE
+/* v of the lane `o` above, a complex value as its two parts; an index of the lane ^ m. */
 XGPU_DEVICE_FN T xgpu_shuffle_down(T v, uint32_t o) { return ${shuffle}; }
+XGPU_DEVICE_FN I xgpu_index_shuffle_xor(I v, uint32_t m) { return XGPU_SHUFFLE_XOR_T(${index}, v, m); }
 #endif
 
 /* Launches past 2^30 work-items are 2-D (core/src/sparse/spmv.cpp): the group's index in both. */

@@ -60,10 +60,13 @@ template <class T> std::string ops(std::string_view what) {
     constexpr DType t = dtype_v<T>;
     const char* d = codegen::device_type(t);
     if constexpr (std::is_arithmetic_v<T>) {
-        if (what == "shuffle") return "XGPU_SHUFFLE_DOWN(v, o)";
+        if (what == "shuffle") return fmt::format("XGPU_SHUFFLE_DOWN_T({}, v, o)", d);
         return what == "zero" ? fmt::format("({})0", d) : what == "add" ? "a + b" : "a * b";
     } else {
-        if (what == "shuffle") return fmt::format("{}_make(XGPU_SHUFFLE_DOWN(v.re, o), XGPU_SHUFFLE_DOWN(v.im, o))", d);
+        if (what == "shuffle") {
+            const char* r = codegen::device_type(dtype_v<typename T::value_type>);
+            return fmt::format("{0}_make(XGPU_SHUFFLE_DOWN_T({1}, v.re, o), XGPU_SHUFFLE_DOWN_T({1}, v.im, o))", d, r);
+        }
         return what == "zero" ? fmt::format("{}_make(0, 0)", d) : fmt::format("{}_{}(a, b)", d, what);
     }
 }
