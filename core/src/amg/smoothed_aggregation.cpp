@@ -54,8 +54,8 @@ template <class S> struct Hierarchy {
     Context ctx;
     Options o;
     std::vector<Level<S>> levels;
-    Array<S> inverse;              // the coarsest level's, n x n by columns
-    Kernel smooth, dense, prolong; // the cycle's: held, not looked up each cycle
+    Array<S> inverse;                            // the coarsest level's, n x n by columns
+    Kernel smooth, dense, prolong, scale_coarse; // the cycle's: held, not looked up each cycle
 
     std::size_t k = 1; // the near-null-space candidates: columns of B, coarse rows per aggregate
     // reuse: refresh's numbers on the kept aggregates; b: the finest level's near-null-space
@@ -453,6 +453,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     smooth = amg_kernel<S>(ctx, o.smoother == Smoother::chebyshev ? "xgpu_amg_chebyshev" : "xgpu_amg_jacobi");
     dense = amg_kernel<S>(ctx, "xgpu_amg_dense");
     prolong = amg_kernel<S>(ctx, "xgpu_amg_prolong");
+    scale_coarse = amg_kernel<S>(ctx, "xgpu_amg_scale_coarse");
     const Level<S>& last = levels.back();
     const auto nc = std::size_t(last.a.rows());
     if (nc <= 4000)
@@ -541,11 +542,13 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
     }
     const Level<S>& next = levels[l + 1];
     cycle(l + 1, next.b, next.res);
-    if (L.implicit_p)
+    if (L.implicit_p) {
+        const auto nc = std::uint64_t(next.a.rows());
+        scale_coarse.launch(q, rows_grid(ctx, nc), next.res, next.candidate, next.x, nc); // next.x: free now
         prolong.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.a.diagonal(), L.aggregate,
-                       L.candidate.empty() ? next.candidate : L.candidate, std::uint32_t(L.candidate.empty() ? 1 : 0),
-                       next.candidate, next.res, L.x, n, S(L.p_omega));
-    else
+                       L.candidate.empty() ? next.x : L.candidate, std::uint32_t(L.candidate.empty() ? 1 : 0), next.x,
+                       L.x, n, S(L.p_omega));
+    } else
         sparse::spmv(L.p, next.res, L.x, S(1), S(1));
     if (post > 0)
         smoothing(post, false, &out);
