@@ -45,6 +45,7 @@ template <class S> struct Level {
     // Chebyshev's step k: d = c_d[k] d + c_r[k] w (b - A x), y = x + d.
     std::vector<double> c_d, c_r;
     double rho = 0;
+    bool ax_apart = false; // the smoothers' A x by sparse::spmv (rows too long for a work-item each)
     // work: the level's iterate, its other half (where a smoothing takes more than one step),
     // residual, right-hand side, Chebyshev's direction
     mutable Array<S> x, t, res, b, d;
@@ -422,6 +423,9 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     for (std::size_t l = 0; l < levels.size(); ++l) {
         Level<S>& L = levels[l];
         const auto n = std::size_t(L.a.rows());
+        // Rows the sparse layer's product gives several work-items (long, as on 3-D coarse levels):
+        // the smoothers take A x from it (3-D Poisson 256^3 on an H100: the solve 4% faster).
+        L.ax_apart = !L.a.fuses_dot(sparse::Format::automatic);
         // The other half of the iterate, where a smoothing takes more than one step.
         const bool coarsest = l + 1 == levels.size();
         const int steps = (o.smoother == Smoother::chebyshev ? o.chebyshev_degree : 1) *
@@ -496,14 +500,19 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
     const int per = chebyshev ? o.chebyshev_degree : 1;
     const auto step = [&](int j, const Array<S>* x, Array<S>& y) {
         const auto x_zero = std::uint32_t(x ? 0 : 1);
+        // Long rows: A x by the sparse layer's product (several work-items a row), into res (free
+        // until the residual).
+        const bool split = x && L.ax_apart;
+        const auto have_ax = std::uint32_t(split ? 1 : 0);
+        if (split) sparse::spmv(L.a, *x, L.res);
         if (chebyshev) {
             const auto k = std::size_t(j % per);
-            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.a.diagonal(), S(1), b, x ? *x : b, L.d, y,
-                          n, S(L.c_d[k]), S(L.c_r[k]), x_zero);
+            smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), L.a.diagonal(), S(1), b, x ? *x : b, L.res,
+                          L.d, y, n, S(L.c_d[k]), S(L.c_r[k]), x_zero, have_ax);
         } else {
             const bool l1 = !L.l1.empty();
             smooth.launch(q, g, L.a.row_ptr(), L.a.col_idx(), L.a.values(), l1 ? L.l1 : L.a.diagonal(),
-                          S(l1 ? 1 : o.omega / L.rho), b, x ? *x : b, y, n, x_zero);
+                          S(l1 ? 1 : o.omega / L.rho), b, x ? *x : b, L.res, y, n, x_zero, have_ax);
         }
     };
     // `steps` steps from zero (from_zero) or from L.x, the last into *last (nullptr: into L.x, by
