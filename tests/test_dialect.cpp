@@ -5,6 +5,7 @@
 #include "support.hpp"
 
 using namespace xgpu;
+using Catch::Matchers::Contains;
 using xgpu::test::random_vector;
 
 TEST_CASE("fixed-width types have their sizes and signedness") {
@@ -143,5 +144,29 @@ TEST_CASE("native source compiles without the dialect") {
         ctx.queue().read(d, got.data(), 128);
         for (int i = 0; i < 32; ++i)
             REQUIRE(got[i] == -v[i]);
+    }
+}
+
+TEST_CASE("a CUDA C++ kernel without extern \"C\" is found by its plain name where only one has it") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        if (ctx.backend() != "cuda") continue; // OpenCL C does not mangle
+        const Program p = ctx.compile_native("__global__ void neg(int* a) { a[threadIdx.x] = -a[threadIdx.x]; }\n"
+                                             "__global__ void twice(int* a) { a[threadIdx.x] *= 2; }\n"
+                                             "__global__ void twice(float* a) { a[threadIdx.x] *= 2; }\n");
+        const auto v = random_vector<std::int32_t>(32, -100, 100);
+        auto d = ctx.alloc(128);
+        ctx.queue().write(d, v.data(), 128);
+        const Kernel k = p.kernel("neg");
+        CHECK(k.name() == "neg");
+        k.launch(ctx.queue(), Grid{32, 32}, d);
+        std::vector<std::int32_t> got(32);
+        ctx.queue().read(d, got.data(), 128);
+        for (int i = 0; i < 32; ++i)
+            REQUIRE(got[i] == -v[i]);
+        // Overloads: the plain name names two kernels; their mangled names still find each.
+        const std::vector<std::string> names = p.kernel_names();
+        if (names.empty()) continue; // a driver before 12.4 lists no kernels
+        CHECK_THROWS_WITH(p.kernel("twice"), Contains("no kernel named 'twice'") && Contains("_Z5twicePi"));
+        CHECK(p.kernel("_Z5twicePf").name() == "_Z5twicePf");
     }
 }

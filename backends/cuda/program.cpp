@@ -128,14 +128,25 @@ void Kernel::allow_shared_memory(std::size_t bytes) {
 
 std::shared_ptr<detail::KernelImpl> Program::create_kernel(const std::string& name) {
     // Where the driver can list the module's kernels, an unknown name is answered from the list
-    // rather than by a failing call (which compute-sanitizer would report as an API error).
+    // rather than by a failing call (which compute-sanitizer would report as an API error). A
+    // kernel written without extern "C" (CUDA C++ names it _Z<length><name><parameters>, as
+    // _Z8doublifyPf) is found by its plain name where that names one kernel, as PyCUDA's
+    // SourceModule finds it (it compiles inside extern "C").
+    std::string symbol = name;
     if (api::cuModuleGetFunctionCount) {
         const auto names = kernel_names();
-        if (std::find(names.begin(), names.end(), name) == names.end()) return nullptr;
+        if (std::find(names.begin(), names.end(), name) == names.end()) {
+            const std::string prefix = "_Z" + std::to_string(name.size()) + name;
+            std::vector<std::string> mangled;
+            for (const auto& n : names)
+                if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0) mangled.push_back(n);
+            if (mangled.size() != 1) return nullptr;
+            symbol = mangled.front();
+        }
     }
     module->context->make_current();
     CUfunction f = nullptr;
-    const CUresult r = api::cuModuleGetFunction(&f, module->handle, name.c_str());
+    const CUresult r = api::cuModuleGetFunction(&f, module->handle, symbol.c_str());
     if (r == CUDA_ERROR_NOT_FOUND) return nullptr;
     check(r, "cuModuleGetFunction", name);
     return std::make_shared<Kernel>(name, module, f);

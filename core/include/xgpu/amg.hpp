@@ -15,6 +15,8 @@
 // level has at most max_coarse rows, whose inverse the host computes once (dense LU) and the
 // device applies. The host reads only sizes and counts. The cycle is a V-cycle with the same
 // smoother before and after the coarse correction, so it is symmetric (CG may take it) where A is.
+// With one near-null-space vector the finest P is not stored but applied from A, the aggregates
+// and the coarse B (prolongator_at(0) gives R's transpose).
 //
 // Deterministic: aggregation keys are a hash of the row index, integer atomics only count, and
 // every sum runs in a fixed order, so the same matrix gives the same hierarchy and the same
