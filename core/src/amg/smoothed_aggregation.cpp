@@ -500,8 +500,9 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
     const int per = chebyshev ? o.chebyshev_degree : 1;
     const auto step = [&](int j, const Array<S>* x, Array<S>& y) {
         const auto x_zero = std::uint32_t(x ? 0 : 1);
-        // Long rows: A x by the sparse layer's product (several work-items a row), into res (free
-        // until the residual).
+        // Long rows: A x by the sparse layer's product (several work-items a row), into res, free
+        // while smoothing (the residual is made after the pre-smoothing and restricted before the
+        // post-smoothing, whose last step may write res itself: each row reads its own A x first).
         const bool split = x && L.ax_apart;
         const auto have_ax = std::uint32_t(split ? 1 : 0);
         if (split) sparse::spmv(L.a, *x, L.res);
