@@ -117,20 +117,21 @@ template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double
     Array<std::uint8_t> strong = empty<std::uint8_t>(ctx, {std::max<std::size_t>(a.nnz(), 1)});
     amg_kernel<S>(ctx, "xgpu_amg_strength")
         .launch(q, g, a.row_ptr(), a.col_idx(), a.values(), a.diagonal(), strong, n, S(theta * theta));
-    Array<std::uint64_t> key = empty<std::uint64_t>(ctx, {n}), m1 = empty<std::uint64_t>(ctx, {n}),
-                         m2 = empty<std::uint64_t>(ctx, {n});
+    Array<std::uint64_t> key = empty<std::uint64_t>(ctx, {n}), near = empty<std::uint64_t>(ctx, {n});
+    Array<std::uint8_t> settled = empty<std::uint8_t>(ctx, {n});
     const Kernel init = amg_kernel<S>(ctx, "xgpu_amg_mis_init");
     init.launch(q, g, a.row_ptr(), strong, strong, key, n, std::uint32_t(0));
-    const Kernel max = amg_kernel<S>(ctx, "xgpu_amg_max"), update = amg_kernel<S>(ctx, "xgpu_amg_mis_update");
+    const Kernel near_pass = amg_kernel<S>(ctx, "xgpu_amg_mis_near"),
+                 decide = amg_kernel<S>(ctx, "xgpu_amg_mis_decide");
     Array<std::uint32_t> left = zeros<std::uint32_t>(ctx, {1});
     // Each round decides at least the undecided node of the largest key; in practice a handful
-    // of rounds decide all. Checked every other round.
+    // of rounds decide most, and later rounds skip the settled nodes. Checked every other round.
     const auto independent_set = [&](const Array<std::uint8_t>& graph) {
+        settled.fill(0);
         for (int round = 0;; ++round) {
             left.fill(0);
-            max.launch(q, g, a.row_ptr(), a.col_idx(), graph, key, m1, n);
-            max.launch(q, g, a.row_ptr(), a.col_idx(), graph, m1, m2, n);
-            update.launch(q, g, key, m2, left, n);
+            near_pass.launch(q, g, a.row_ptr(), a.col_idx(), graph, key, near, settled, n);
+            decide.launch(q, g, a.row_ptr(), a.col_idx(), graph, key, near, left, n);
             if (round % 2 == 1 && read_one(left, 0) == 0) break;
             if (round > 400) throw Error("xgpu: amg: the independent set did not settle in 400 rounds");
         }
