@@ -150,6 +150,9 @@ TEST_CASE("native source compiles without the dialect") {
 TEST_CASE("a CUDA C++ kernel without extern \"C\" is found by its plain name where only one has it") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         if (ctx.backend() != "cuda") continue; // OpenCL C does not mangle
+        // The plain name is looked up in the module's list of kernels, which a driver before
+        // 12.4 does not give.
+        if (ctx.compile_native("__global__ void f() {}\n").kernel_names().empty()) continue;
         const Program p = ctx.compile_native("__global__ void neg(int* a) { a[threadIdx.x] = -a[threadIdx.x]; }\n"
                                              "__global__ void twice(int* a) { a[threadIdx.x] *= 2; }\n"
                                              "__global__ void twice(float* a) { a[threadIdx.x] *= 2; }\n");
@@ -164,8 +167,6 @@ TEST_CASE("a CUDA C++ kernel without extern \"C\" is found by its plain name whe
         for (int i = 0; i < 32; ++i)
             REQUIRE(got[i] == -v[i]);
         // Overloads: the plain name names two kernels; their mangled names still find each.
-        const std::vector<std::string> names = p.kernel_names();
-        if (names.empty()) continue; // a driver before 12.4 lists no kernels
         CHECK_THROWS_WITH(p.kernel("twice"), Contains("no kernel named 'twice'") && Contains("_Z5twicePi"));
         CHECK(p.kernel("_Z5twicePf").name() == "_Z5twicePf");
     }

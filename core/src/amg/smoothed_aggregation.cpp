@@ -42,10 +42,10 @@ template <class S> struct Level {
     Array<S> candidate;            // the near-null-space vectors B, rows x k (T's columns: each
                                    // aggregate's QR of B; empty on level 0 for the constant)
     Array<S> l1;                   // L1-Jacobi's row sums (the other smoothers weigh by the diagonal)
-    // Chebyshev's step k: d = c_d[k] d + c_r[k] w (b - A x), y = x + d.
+    // Chebyshev's step k: d = c_d[k] d + c_r[k] D^-1 (b - A x), y = x + d.
     std::vector<double> c_d, c_r;
     double rho = 0;
-    bool ax_apart = false; // the smoothers' A x by sparse::spmv (rows too long for a work-item each)
+    bool ax_apart = false; // the smoothers' A x by sparse::spmv (its product is not a work-item a row)
     // work: the level's iterate, its other half (where a smoothing takes more than one step),
     // residual, right-hand side, Chebyshev's direction
     mutable Array<S> x, t, res, b, d;
@@ -324,7 +324,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     report.strength_aggregation = report.prolongator = report.galerkin = report.coarse_solve = 0;
     sparse::Csr<S> a = a0;
     // The near-null-space candidate B of each level (empty on the finest: the constant).
-    Array<S> candidate = b;
+    Array<S> candidate = reuse || b.empty() ? b : b.copy(); // the user's B may change later
     if (!reuse) k = b.ndim() == 2 ? b.shape()[1] : 1;
     for (std::size_t l = 0;; ++l) {
         const bool coarsest = reuse ? l + 1 == levels.size() : a.rows() <= o.max_coarse || int(l) + 1 >= o.max_levels;
@@ -424,8 +424,9 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     for (std::size_t l = 0; l < levels.size(); ++l) {
         Level<S>& L = levels[l];
         const auto n = std::size_t(L.a.rows());
-        // Rows the sparse layer's product gives several work-items (long, as on 3-D coarse levels):
-        // the smoothers take A x from it (3-D Poisson 256^3 on an H100: the solve 4% faster).
+        // Where the sparse layer's own product for this level is not a work-item a row (long rows,
+        // as on 3-D coarse levels, or another format that the environment or the tuning database
+        // chose), the smoothers take A x from it: it reads long rows faster than a work-item can.
         L.ax_apart = !L.a.fuses_dot(sparse::Format::automatic);
         // The other half of the iterate, where a smoothing takes more than one step.
         const bool coarsest = l + 1 == levels.size();
