@@ -642,6 +642,7 @@ TEST_CASE("smoothed aggregation refuses bad matrices before any work", "[amg]") 
         CHECK_THROWS_WITH(SmoothedAggregation<double>(p, to_device(ctx, hb)), Contains("NaN or infinite"));
         hb[7] = 0;
         CHECK_THROWS_WITH(SmoothedAggregation<double>(p, to_device(ctx, hb)), Contains("zero entry"));
+        CHECK_THROWS_WITH(SmoothedAggregation<double>(p, to_device(ctx, hb).reshape({30, 1})), Contains("zero entry"));
         amg::Options bad;
         bad.theta = -1;
         CHECK_THROWS_WITH(SmoothedAggregation<double>(sparse::Csr<double>(ctx, sparse::poisson<double>(4, 4)), bad),

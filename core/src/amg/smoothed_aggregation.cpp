@@ -636,9 +636,10 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
             throw InvalidArgument("xgpu: amg: the near-null-space vector is in another context than the matrix");
         const double finite = double(sum(b * T(0)).get());
         if (finite != 0) throw InvalidArgument("xgpu: amg: the near-null-space vector has a NaN or infinite value");
-        // One vector: each node's T entry is its value, normalised; a zero would leave the node out.
-        // Several: a node's row of B may be zero, the others spanning the aggregate's block.
-        if (vector && double(min(abs(b)).get()) == 0)
+        // One vector (n or n x 1): each node's T entry is its value, normalised; a zero would leave
+        // the node out. Several: a node's row of B may be zero, the others spanning the aggregate's
+        // block.
+        if ((vector || b.shape().back() == 1) && double(min(abs(b)).get()) == 0)
             throw InvalidArgument("xgpu: amg: the near-null-space vector has a zero entry: its row would be left out "
                                   "of the tentative prolongator");
     }
