@@ -70,19 +70,21 @@ std::vector<double> random_vector(std::size_t n) {
     return v;
 }
 
+// m v on the host.
+std::vector<double> mul(const Host& m, const std::vector<double>& v) {
+    std::vector<double> y(std::size_t(m.rows), 0.0);
+    for (std::int64_t i = 0; i < m.rows; ++i)
+        for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
+            y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
+    return y;
+}
+
 // Level l + 1's operator is R A P of level l's (host products: (R A P) x against R (A (P x)) for
 // a random x), with R = P^T.
 void check_galerkin(const amg::SmoothedAggregation<double>& ml, std::size_t l) {
     const Host a = ml.operator_at(l).to_host(), p = ml.prolongator_at(l).to_host();
     const Host r = ml.restriction_at(l).to_host(), c = ml.operator_at(l + 1).to_host();
     CHECK(r.identical(sparse::transpose(p)));
-    const auto mul = [](const Host& m, const std::vector<double>& v) {
-        std::vector<double> y(std::size_t(m.rows), 0.0);
-        for (std::int64_t i = 0; i < m.rows; ++i)
-            for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
-                y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
-        return y;
-    };
     const std::vector<double> x = random_vector(std::size_t(c.cols));
     const auto want = mul(r, mul(a, mul(p, x))), got = mul(c, x);
     for (std::size_t i = 0; i < got.size(); ++i)
@@ -203,13 +205,6 @@ std::vector<double> host_cycle(const amg::SmoothedAggregation<double>& ml, const
                                const std::vector<double>& b) {
     const Host a = ml.operator_at(l).to_host();
     const auto n = std::size_t(a.rows);
-    const auto mul = [](const Host& m, const std::vector<double>& v) {
-        std::vector<double> y(std::size_t(m.rows), 0.0);
-        for (std::int64_t i = 0; i < m.rows; ++i)
-            for (auto k = m.row_ptr[std::size_t(i)]; k < m.row_ptr[std::size_t(i) + 1]; ++k)
-                y[std::size_t(i)] += m.values[std::size_t(k)] * v[std::size_t(m.col_idx[std::size_t(k)])];
-        return y;
-    };
     if (l + 1 == ml.levels()) { // Gaussian elimination with partial pivoting
         std::vector<double> m(n * n, 0.0), x = b;
         for (std::size_t i = 0; i < n; ++i)
