@@ -41,11 +41,18 @@ ctest --output-on-failure -j"$(nproc)" -E consumer --output-log sanitize.log "$@
 # report (AddressSanitizer, runtime error, detected memory leaks), are those tests run again, at
 # most twice; anything else fails at once.
 tracer_only() {
-  local failed crashes
-  failed=$(wc -l <Testing/Temporary/LastTestsFailed.log)
-  crashes=$(grep -c "LeakSanitizer has encountered a fatal error" "$1" || true)
-  [ "$failed" -gt 0 ] && [ "$crashes" -eq "$failed" ] &&
-    ! grep -qE "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer: detected memory leaks|: FAILED:$|[|] [0-9]+ failed" "$1"
+  [ -s Testing/Temporary/LastTestsFailed.log ] &&
+    ! grep -qE "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer: detected memory leaks|: FAILED:$|[|] [0-9]+ failed" "$1" ||
+    return 1
+  # Each failed test's output (from its "***Failed" line to the next test's line) shows the crash.
+  local name
+  while IFS=: read -r _ name; do
+    awk -v t="$name" '
+      / Test +#[0-9]+: / { inside = index($0, ": " t " ") > 0 && /\*\*\*/; next }
+      /^ +Start +[0-9]+: / { inside = 0; next }
+      inside && /LeakSanitizer has encountered a fatal error/ { found = 1 }
+      END { exit !found }' "$1" || return 1
+  done <Testing/Temporary/LastTestsFailed.log
 }
 for attempt in 1 2; do
   [ $status -ne 0 ] && [ -f Testing/Temporary/LastTestsFailed.log ] && tracer_only sanitize.log || break
