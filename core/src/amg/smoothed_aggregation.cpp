@@ -208,40 +208,44 @@ double tridiagonal_max(const std::vector<double>& alpha, const std::vector<doubl
     return hi;
 }
 
-// rho(D^-1 A) by Lanczos on the similar symmetric D^-1/2 A D^-1/2, on the device: `steps`
-// steps, the largest Ritz value (a lower bound that power iteration approaches far slower; a
-// low estimate over-smooths the prolongator and under-damps the smoother). The scalars stay on
-// the device until the last step.
+// rho(D^-1 A) by Lanczos on the device: `steps` steps, the largest Ritz value (a lower bound that
+// power iteration approaches far slower; a low estimate over-smooths the prolongator and
+// under-damps the smoother). D^-1 A is self-adjoint in <x, y>_D = x^T D y, so Lanczos in that
+// inner product has the eigenvalues of the symmetric D^-1/2 A D^-1/2 without scaling A:
+// alpha_k = v^T A v, w = D^-1 A v - alpha_k v - beta_k v', beta_k+1 = |w|_D. Each v is kept
+// unnormalised, as u with its norm s (v = u / s), the scale applied inside the next step's
+// expressions, so that a step reads A once and vectors 11 times. The scalars stay on the device
+// until the last step.
 template <class S> double spectral_radius(const sparse::Csr<S>& a, const Array<S>& inverse_diagonal, int steps) {
     const Context& ctx = a.context();
     const std::size_t n = std::size_t(a.rows());
-    const Array<S> scale = sqrt(inverse_diagonal);
+    const Array<S> d = a.diagonal();
     // A start with every frequency in it, the same on every run and device.
-    Array<S> v = empty<S>(ctx, {n}), w = empty<S>(ctx, {n}), previous = zeros<S>(ctx, {n});
-    amg_kernel<S>(ctx, "xgpu_amg_start").launch(ctx.current_queue(), rows_grid(ctx, n), v, std::uint64_t(n));
-    v = v / norm(v);
+    Array<S> u = empty<S>(ctx, {n}), y = empty<S>(ctx, {n}), w = empty<S>(ctx, {n}), previous = zeros<S>(ctx, {n});
+    amg_kernel<S>(ctx, "xgpu_amg_start").launch(ctx.current_queue(), rows_grid(ctx, n), u, std::uint64_t(n));
     const int m = int(std::min<std::size_t>(std::size_t(steps), n));
-    std::vector<decltype(dot(w, v))> alpha, beta;
+    std::vector<Array<S>> alpha, beta; // 0-d
+    Array<S> s = sqrt(sum(d * u * u)), s_previous;
     for (int k = 0; k < m; ++k) {
-        const Array<S> sv = v * scale;
-        sparse::spmv(a, sv, w);
-        w = w * scale;
-        alpha.push_back(dot(w, v));
+        sparse::spmv(a, u, y); // A v = y / s
+        alpha.push_back(dot(u, y) / (s * s));
         if (k == 0)
-            w = w - alpha.back() * v;
+            w = (y * inverse_diagonal - alpha.back() * u) / s;
         else
-            w = w - alpha.back() * v - beta.back() * previous;
+            w = (y * inverse_diagonal - alpha.back() * u) / s - (beta.back() / s_previous) * previous;
         if (k + 1 == m) break;
-        beta.push_back(norm(w));
-        std::swap(previous, v); // not previous = v: the two would share the buffer v = ... writes
-        v = w / beta.back();
+        beta.push_back(sqrt(sum(d * w * w)));
+        std::swap(previous, u); // u's buffer free for w's next step, w's the new u
+        std::swap(u, w);
+        s_previous = s;
+        s = beta.back();
     }
     // Stop at the first beta that vanishes (an invariant subspace: its Ritz values are exact).
     std::vector<double> al, be;
     for (int k = 0; k < m; ++k) {
-        al.push_back(double(alpha[std::size_t(k)].get()));
+        al.push_back(double(alpha[std::size_t(k)].get()[0]));
         if (k + 1 == m) break;
-        const double b = double(beta[std::size_t(k)].get());
+        const double b = double(beta[std::size_t(k)].get()[0]);
         if (!(b > 1e-10 * std::abs(al.back()))) break;
         be.push_back(b);
     }
