@@ -223,17 +223,20 @@ template <class S> double spectral_radius(const sparse::Csr<S>& a, const Array<S
     // A start with every frequency in it, the same on every run and device.
     Array<S> u = empty<S>(ctx, {n}), y = empty<S>(ctx, {n}), w = empty<S>(ctx, {n}), previous = zeros<S>(ctx, {n});
     amg_kernel<S>(ctx, "xgpu_amg_start").launch(ctx.current_queue(), rows_grid(ctx, n), u, std::uint64_t(n));
+    // Rows without a diagonal (a coarse level's zero rows and columns) take no part: 0 from the
+    // start, they stay 0 (outside the D norm they would grow unchecked).
+    u = where(d == S(0), S(0), u);
     const int m = int(std::min<std::size_t>(std::size_t(steps), n));
     std::vector<Array<S>> alpha, beta; // 0-d
     Array<S> s = sqrt(sum(d * u * u)), s_previous;
     for (int k = 0; k < m; ++k) {
         sparse::spmv(a, u, y); // A v = y / s
         alpha.push_back(dot(u, y) / (s * s));
+        if (k + 1 == m) break;
         if (k == 0)
             w = (y * inverse_diagonal - alpha.back() * u) / s;
         else
             w = (y * inverse_diagonal - alpha.back() * u) / s - (beta.back() / s_previous) * previous;
-        if (k + 1 == m) break;
         beta.push_back(sqrt(sum(d * w * w)));
         std::swap(previous, u); // u's buffer free for w's next step, w's the new u
         std::swap(u, w);
@@ -243,7 +246,9 @@ template <class S> double spectral_radius(const sparse::Csr<S>& a, const Array<S
     // Stop at the first beta that vanishes (an invariant subspace: its Ritz values are exact).
     std::vector<double> al, be;
     for (int k = 0; k < m; ++k) {
-        al.push_back(double(alpha[std::size_t(k)].get()[0]));
+        const double a_k = double(alpha[std::size_t(k)].get()[0]);
+        if (!std::isfinite(a_k)) break; // no diagonal at all: s = 0
+        al.push_back(a_k);
         if (k + 1 == m) break;
         const double b = double(beta[std::size_t(k)].get()[0]);
         if (!(b > 1e-10 * std::abs(al.back()))) break;
@@ -328,7 +333,7 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     report.strength_aggregation = report.prolongator = report.galerkin = report.coarse_solve = 0;
     sparse::Csr<S> a = a0;
     // The near-null-space candidate B of each level (empty on the finest: the constant).
-    Array<S> candidate = reuse || b.empty() ? b : b.copy(); // the user's B may change later
+    Array<S> candidate = b; // the hierarchy's own (the constructor copies the user's)
     if (!reuse) k = b.ndim() == 2 ? b.shape()[1] : 1;
     for (std::size_t l = 0;; ++l) {
         const bool coarsest = reuse ? l + 1 == levels.size() : a.rows() <= o.max_coarse || int(l) + 1 >= o.max_levels;
@@ -661,7 +666,7 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
         same_ = std::make_shared<detail::Hierarchy<T>>();
         same_->ctx = a.context();
         same_->o = o;
-        same_->setup(a, report_, false, b);
+        same_->setup(a, report_, false, b.empty() ? b : b.copy()); // the user's B may change later
         report_.precision = std::is_same_v<T, float> ? "float32" : "float64";
         report_.fine_bytes = detail::csr_bytes(a);
     }
