@@ -134,13 +134,14 @@ std::shared_ptr<detail::KernelImpl> Program::create_kernel(const std::string& na
     // _Z8doublifyPf) is found by its plain name where that names one kernel, as PyCUDA's
     // SourceModule finds it (it compiles inside extern "C").
     std::string symbol = name;
-    const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-                            std::all_of(name.begin(), name.end(),
-                                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
     if (api::cuModuleGetFunctionCount) {
         const auto names = kernel_names();
         if (std::find(names.begin(), names.end(), name) == names.end()) {
-            if (!identifier) return nullptr; // "_Z1" + "1..." would match other lengths' names
+            // Only an identifier has a mangled form ("_Z1" + "1..." would match other lengths' names).
+            const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+            if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ||
+                !std::all_of(name.begin(), name.end(), word))
+                return nullptr;
             const std::string prefix = "_Z" + std::to_string(name.size()) + name;
             std::vector<std::string> mangled;
             for (const auto& n : names)
