@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 #include <string>
 
 #include <xgpu/sparse.hpp>
@@ -162,13 +164,32 @@ template <class T, class I> void products(const Context& ctx) {
         const auto wide = generate<T, I>(2000, 60000, sparse_cols);
         // A column of more than 10^4 entries (heapsort of the row).
         const auto tall = generate<T, I>(15000, 3, std::vector<std::int64_t>(15000, 2));
+        // Columns (rows of the transpose) on both sides of a batch's window and of a work-group's
+        // capacity (256 to 2048 entries, as the element size gives), between short ones: column
+        // j has entries in hits[j] distinct random rows.
+        const std::vector<std::int64_t> hits = {3, 700, 0, 5, 1500, 2, 257, 4000, 1, 513, 9, 255, 2048, 2049, 1025, 7};
+        std::vector<I> mr, mc;
+        std::vector<T> mv;
+        std::vector<std::int64_t> order(5000);
+        std::uniform_real_distribution<double> d(-1, 1);
+        for (std::size_t j = 0; j < hits.size(); ++j) {
+            std::iota(order.begin(), order.end(), std::int64_t(0));
+            std::shuffle(order.begin(), order.end(), g);
+            for (std::int64_t k = 0; k < hits[j]; ++k) {
+                mr.push_back(I(order[std::size_t(k)]));
+                mc.push_back(I(j));
+                mv.push_back(T(d(g)));
+            }
+        }
+        const auto mixed = from_coo<T, I>(5000, std::int64_t(hits.size()), mr, mc, mv);
         // The device's own way to sort the rows (a work-item per row on CPUs), then batches of
-        // rows sorted by work-groups on every device.
+        // rows and long rows sorted by work-groups on every device.
         for (const auto path : {sparse::detail::ProductPath::automatic, sparse::detail::ProductPath::sort}) {
             sparse::detail::set_product_path(path);
             check_equal(transpose(Csr<T, I>(ctx, a)), widen(sparse::transpose(a)), 0);
             check_equal(transpose(Csr<T, I>(ctx, wide)), widen(sparse::transpose(wide)), 0);
             check_equal(transpose(Csr<T, I>(ctx, tall)), widen(sparse::transpose(tall)), 0);
+            check_equal(transpose(Csr<T, I>(ctx, mixed)), widen(sparse::transpose(mixed)), 0);
         }
         sparse::detail::set_product_path(sparse::detail::ProductPath::automatic);
     }

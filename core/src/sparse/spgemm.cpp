@@ -96,7 +96,7 @@ void set_product_path(ProductPath p) {
 // the zero it starts from).
 template <Index I> struct Plan {
     Array<std::uint8_t> method;
-    Array<I> long_rows, sorted_rows, team_rows;
+    Array<I> long_rows, sorted_rows, team_rows, team8_rows;
 };
 
 // The team kernel's work-items per row: a warp where the dialect has a warp barrier (CUDA's
@@ -113,7 +113,9 @@ unsigned team_size(const Context& ctx) {
 std::int64_t short_rows(const Context& ctx) {
     return ctx.device().type() == DeviceType::cpu && product_path.load() != ProductPath::merge ? 0 : 8;
 }
-// Each of its work-items holds this many cursors (XGPU_CURSORS in kernels/spgemm.kernel).
+// Each of its work-items holds up to this many cursors (xgpu_spgemm_team), or twice as many
+// (xgpu_spgemm_team8: rows of 129 to 256 entries, which the work-group's merge took 4x as long
+// for in 3-D Poisson's coarse Galerkin products).
 constexpr std::int64_t team_cursors = 4;
 
 // The transpose's batch window (a quarter of the sorting kernel's capacity, which the product
@@ -142,14 +144,19 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     const bool teams =
         path == ProductPath::team ||
         (path == ProductPath::automatic && ctx.device().info().nv_compute_capability >= 70 && team_size(ctx) == 32);
-    const std::int64_t team_max = teams ? team_cursors * team_size(ctx) : 0;
+    // The tests' teams take rows of up to one cursor a work-item with 4 and the longer ones with 8,
+    // so that both kernels run on every device.
+    const std::int64_t team_max = !teams                      ? 0
+                                  : path == ProductPath::team ? team_size(ctx)
+                                                              : team_cursors * team_size(ctx);
+    const std::int64_t team8_max = teams ? 2 * team_cursors * team_size(ctx) : 0;
     // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
-    // cursors every step: 3-D Poisson's coarse rows of 129 to 256 entries took most of its setup).
-    const std::int64_t long_len = teams ? std::min(long_row, team_max) : long_row;
+    // cursors every step).
+    const std::int64_t long_len = teams ? std::min(long_row, team8_max) : long_row;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
         .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_len,
                 path == ProductPath::sort ? std::int64_t(1) : sort_min, cap,
-                path == ProductPath::team ? std::int64_t(2) : team_min, team_max);
+                path == ProductPath::team ? std::int64_t(2) : team_min, team_max, team8_max);
     const auto list = [&](std::uint32_t which) {
         Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
         spgemm_kernel<T, I>(ctx, "xgpu_method_flags")
@@ -163,6 +170,7 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     if (a.row_stats().max > long_len) plan.long_rows = list(1);
     if (cap > 0) plan.sorted_rows = list(2);
     if (team_max > 0) plan.team_rows = list(3);
+    if (team8_max > team_max && a.row_stats().max > team_max) plan.team8_rows = list(4);
     return plan;
 }
 
@@ -184,14 +192,15 @@ void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Plan<I>& plan, co
             .launch(q, codegen::groups_grid(std::uint64_t(plan.sorted_rows.size()), spgemm_group(ctx)), a.row_ptr(),
                     a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count,
                     plan.sorted_rows, pass);
-    if (!plan.team_rows.empty()) {
-        const auto teams = std::uint64_t(spgemm_group(ctx) / team_size(ctx)),
-                   listed = std::uint64_t(plan.team_rows.size());
-        spgemm_kernel<T, I>(ctx, "xgpu_spgemm_team")
+    const auto team_pass = [&](const Array<I>& list, const char* kernel) {
+        if (list.empty()) return;
+        const auto teams = std::uint64_t(spgemm_group(ctx) / team_size(ctx)), listed = std::uint64_t(list.size());
+        spgemm_kernel<T, I>(ctx, kernel)
             .launch(q, codegen::groups_grid((listed + teams - 1) / teams, spgemm_group(ctx)), a.row_ptr(), a.col_idx(),
-                    a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count, plan.team_rows,
-                    listed, pass);
-    }
+                    a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count, list, listed, pass);
+    };
+    team_pass(plan.team_rows, "xgpu_spgemm_team");
+    team_pass(plan.team8_rows, "xgpu_spgemm_team8");
     if (!plan.long_rows.empty())
         spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
             .launch(q, codegen::groups_grid(std::uint64_t(plan.long_rows.size()), spgemm_group(ctx)), a.row_ptr(),
@@ -319,17 +328,26 @@ template <Value T, Index I> Csr<T, I> transpose(const Csr<T, I>& a) {
     cnt.fill(0);
     detail::spgemm_kernel<T, I>(ctx, "xgpu_transpose_fill")
         .launch(q, detail::rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), a.values(), ptr, col, val, cnt, rows);
-    // Each row sorted by column: in batches of rows (a work-group each, in local memory) where
-    // the sort is on and no row exceeds a window, else a work-item per row.
+    // Each row sorted by column: on GPUs in batches of rows (a work-group each, in local memory)
+    // and a work-group for each row longer than a batch's window, else a work-item per row.
     const std::int64_t window = detail::sort_window<T>(ctx);
-    if (window > 0 && a.rows() < (std::int64_t(1) << 32) &&
-        std::int64_t(max(cnt(Slice{0, std::int64_t(cols)})).get()) <= window) {
+    if (window > 0 && a.rows() < (std::int64_t(1) << 32)) {
         const auto batches = std::uint64_t((nnz + window - 1) / window);
         Array<std::int64_t> start = empty<std::int64_t>(ctx, {batches + 1});
         detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_starts")
             .launch(q, detail::rows_grid(ctx, batches + 1), ptr, start, std::uint64_t(cols), batches, window);
         detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_batched")
-            .launch(q, codegen::groups_grid(batches, detail::spgemm_group(ctx)), ptr, col, val, start);
+            .launch(q, codegen::groups_grid(batches, detail::spgemm_group(ctx)), ptr, col, val, start, window);
+        if (std::int64_t(max(cnt(Slice{0, std::int64_t(cols)})).get()) > window) {
+            const Array<std::int64_t> flags = where(cnt > std::uint32_t(window), std::int64_t(1), std::int64_t(0));
+            std::int64_t n = 0;
+            const Array<std::int64_t> at = detail::row_pointers<std::int64_t>(flags, n, "the long rows");
+            Array<I> list = empty<I>(ctx, {std::size_t(n)});
+            detail::spgemm_kernel<T, I>(ctx, "xgpu_long_list")
+                .launch(q, detail::rows_grid(ctx, cols), flags, at, list, std::uint64_t(cols));
+            detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_long")
+                .launch(q, codegen::groups_grid(std::uint64_t(n), detail::spgemm_group(ctx)), ptr, col, val, list);
+        }
     } else {
         detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_rows")
             .launch(q, detail::rows_grid(ctx, cols), ptr, col, val, std::uint64_t(cols));
