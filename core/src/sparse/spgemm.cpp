@@ -204,8 +204,8 @@ void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Plan<I>& plan, co
     if (!plan.long_rows.empty())
         spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
             .launch(q, codegen::groups_grid(std::uint64_t(plan.long_rows.size()), spgemm_group(ctx)), a.row_ptr(),
-                    a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), cur, c_ptr, c_col, c_val, count,
-                    plan.long_rows, pass);
+                    a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), cur, head, c_ptr, c_col, c_val,
+                    count, plan.long_rows, pass);
 }
 
 } // namespace detail
