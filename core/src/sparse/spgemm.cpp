@@ -96,16 +96,19 @@ void set_product_path(ProductPath p) {
 // the zero it starts from).
 template <Index I> struct Plan {
     Array<std::uint8_t> method;
-    Array<I> long_rows, sorted_rows, team_rows, team8_rows;
+    Array<I> long_rows, sorted_rows, team_rows, team8_rows, half_rows;
 };
 
-// The team kernel's work-items per row: a warp where the dialect has a warp barrier (CUDA's
-// __syncwarp; on OpenCL, NVIDIA's from compute capability 7.0), else the work-group: as
-// kernels/spgemm.kernel's XGPU_TEAM. Teams run by default only where they are warps of devices
-// with independent thread scheduling (7.0 on).
+// Whether the dialect has a warp barrier and warp shuffles (XGPU_WARP_SYNC and
+// XGPU_HAS_TYPED_SHUFFLE): CUDA's __syncwarp, and on OpenCL NVIDIA's from compute capability 7.0.
+bool warp_shuffles(const Context& ctx) {
+    return ctx.backend() == "cuda" || ctx.device().info().nv_compute_capability >= 70;
+}
+// The team kernel's work-items per row: a warp where there are warp barriers, else the
+// work-group: as kernels/spgemm.kernel's XGPU_TEAM. Teams run by default only where they are
+// warps of devices with independent thread scheduling (7.0 on).
 unsigned team_size(const Context& ctx) {
-    const bool warp_sync = ctx.backend() == "cuda" || ctx.device().info().nv_compute_capability >= 70;
-    return warp_sync && spgemm_group(ctx) % 32 == 0 ? 32 : spgemm_group(ctx);
+    return warp_shuffles(ctx) && spgemm_group(ctx) % 32 == 0 ? 32 : spgemm_group(ctx);
 }
 // The longest rows whose cursors a work-item keeps in registers (at most 8): on GPUs (H100: A * A
 // and A * P of the 2-D Laplacian 1.9x and 3.3x faster), not on CPUs (PoCL: 4-7% slower), unless
@@ -150,13 +153,16 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
                                   : path == ProductPath::team ? team_size(ctx)
                                                               : team_cursors * team_size(ctx);
     const std::int64_t team8_max = teams ? 2 * team_cursors * team_size(ctx) : 0;
+    // Half a warp where teams are warps with shuffles (2-D Poisson's R * (A P), rows of 9 to 24
+    // entries: see docs/performance.md).
+    const std::int64_t half_max = teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? 32 : 0;
     // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
     // cursors every step).
     const std::int64_t long_len = teams ? std::min(long_row, team8_max) : long_row;
     spgemm_kernel<T, I>(ctx, "xgpu_spgemm_method")
         .launch(q, rows_grid(ctx, rows), a.row_ptr(), a.col_idx(), b.row_ptr(), plan.method, rows, long_len,
                 path == ProductPath::sort ? std::int64_t(1) : sort_min, cap,
-                path == ProductPath::team ? std::int64_t(2) : team_min, team_max, team8_max);
+                path == ProductPath::team ? std::int64_t(2) : team_min, team_max, team8_max, half_max);
     const auto list = [&](std::uint32_t which) {
         Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
         spgemm_kernel<T, I>(ctx, "xgpu_method_flags")
@@ -171,6 +177,7 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
     if (cap > 0) plan.sorted_rows = list(2);
     if (team_max > 0) plan.team_rows = list(3);
     if (team8_max > team_max && a.row_stats().max > team_max) plan.team8_rows = list(4);
+    if (half_max > 0) plan.half_rows = list(5);
     return plan;
 }
 
@@ -192,15 +199,16 @@ void spgemm_pass(const Csr<T, I>& a, const Csr<T, I>& b, const Plan<I>& plan, co
             .launch(q, codegen::groups_grid(std::uint64_t(plan.sorted_rows.size()), spgemm_group(ctx)), a.row_ptr(),
                     a.col_idx(), a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count,
                     plan.sorted_rows, pass);
-    const auto team_pass = [&](const Array<I>& list, const char* kernel) {
+    const auto team_pass = [&](const Array<I>& list, const char* kernel, unsigned width) {
         if (list.empty()) return;
-        const auto teams = std::uint64_t(spgemm_group(ctx) / team_size(ctx)), listed = std::uint64_t(list.size());
+        const auto teams = std::uint64_t(spgemm_group(ctx) / width), listed = std::uint64_t(list.size());
         spgemm_kernel<T, I>(ctx, kernel)
             .launch(q, codegen::groups_grid((listed + teams - 1) / teams, spgemm_group(ctx)), a.row_ptr(), a.col_idx(),
                     a.values(), b.row_ptr(), b.col_idx(), b.values(), c_ptr, c_col, c_val, count, list, listed, pass);
     };
-    team_pass(plan.team_rows, "xgpu_spgemm_team");
-    team_pass(plan.team8_rows, "xgpu_spgemm_team8");
+    team_pass(plan.half_rows, "xgpu_spgemm_half", 16);
+    team_pass(plan.team_rows, "xgpu_spgemm_team", team_size(ctx));
+    team_pass(plan.team8_rows, "xgpu_spgemm_team8", team_size(ctx));
     if (!plan.long_rows.empty())
         spgemm_kernel<T, I>(ctx, "xgpu_spgemm_long")
             .launch(q, codegen::groups_grid(std::uint64_t(plan.long_rows.size()), spgemm_group(ctx)), a.row_ptr(),
