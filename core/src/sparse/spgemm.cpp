@@ -117,8 +117,8 @@ std::int64_t short_rows(const Context& ctx) {
     return ctx.device().type() == DeviceType::cpu && product_path.load() != ProductPath::merge ? 0 : 8;
 }
 // Each of its work-items holds up to this many cursors (xgpu_spgemm_team), or twice as many
-// (xgpu_spgemm_team8: rows of 129 to 256 entries, which the work-group's merge took 4x as long
-// for in 3-D Poisson's coarse Galerkin products).
+// (xgpu_spgemm_team8: rows of 129 to 256 entries, as 3-D Poisson's coarse Galerkin products have;
+// a work-group's merge of each took far longer).
 constexpr std::int64_t team_cursors = 4;
 
 // The transpose's batch window (a quarter of the sorting kernel's capacity, which the product
@@ -153,8 +153,8 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
                                   : path == ProductPath::team ? team_size(ctx)
                                                               : team_cursors * team_size(ctx);
     const std::int64_t team8_max = teams ? 2 * team_cursors * team_size(ctx) : 0;
-    // Half a warp where teams are warps with shuffles (2-D Poisson's R * (A P), rows of 9 to 24
-    // entries: see docs/performance.md).
+    // Half a warp for rows of up to 32 entries where teams are warps with shuffles (2-D Poisson's
+    // R * (A P) has rows of 9 to 24).
     const std::int64_t half_max = teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? 32 : 0;
     // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
     // cursors every step).
