@@ -153,9 +153,9 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
                                   : path == ProductPath::team ? team_size(ctx)
                                                               : team_cursors * team_size(ctx);
     const std::int64_t team8_max = teams ? 2 * team_cursors * team_size(ctx) : 0;
-    // Half a warp for rows of up to 24 entries where teams are warps with shuffles (2-D Poisson's
-    // R * (A P), rows of 9 to 24: 1.7x faster than a warp each; 3-D's of 30 to 57 were slower).
-    const std::int64_t half_max = teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? 24 : 0;
+    // Half a warp for rows of up to 32 entries where teams are warps with shuffles (2-D Poisson's
+    // R * (A P) has rows of 9 to 24).
+    const std::int64_t half_max = teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? 32 : 0;
     // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
     // cursors every step).
     const std::int64_t long_len = teams ? std::min(long_row, team8_max) : long_row;
