@@ -148,14 +148,15 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
         path == ProductPath::team ||
         (path == ProductPath::automatic && ctx.device().info().nv_compute_capability >= 70 && team_size(ctx) == 32);
     // The tests' teams take rows of up to one cursor a work-item with 4 and the longer ones with 8,
-    // so that both kernels run on every device.
+    // so that both kernels run on every device (and half warps, where they exist, the shortest).
     const std::int64_t team_max = !teams                      ? 0
                                   : path == ProductPath::team ? team_size(ctx)
                                                               : team_cursors * team_size(ctx);
     const std::int64_t team8_max = teams ? 2 * team_cursors * team_size(ctx) : 0;
     // Half a warp for rows of up to 32 entries where teams are warps with shuffles (2-D Poisson's
-    // R * (A P) has rows of 9 to 24).
-    const std::int64_t half_max = teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? 32 : 0;
+    // R * (A P) has rows of 9 to 24); the tests' up to 16, leaving the team of 4 the next ones.
+    const std::int64_t half_max =
+        teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? (path == ProductPath::team ? 16 : 32) : 0;
     // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
     // cursors every step).
     const std::int64_t long_len = teams ? std::min(long_row, team8_max) : long_row;
