@@ -1,11 +1,12 @@
 // Sparse products on the device (multiply, multiply_values, transpose, Csr from device arrays)
-// against host references in double precision, on every backend, on fresh random matrices: empty
-// rows and matrices, rows of more than 10^4 entries (the work-group path), rows of up to thousands
-// of products over few columns (the sorting work-groups), rectangular shapes,
-// int64 indices, products of the multigrid kind (A * P, P^T * A * P); the results canonical and
-// the same on two runs; bad input refused with its reason.
+// against host references in double precision (complex<double> for the complex types), on every
+// backend, on fresh random matrices: empty rows and matrices, rows of more than 10^4 entries (the
+// work-group path), rows of up to thousands of products over few columns (the sorting
+// work-groups), rectangular shapes, int64 indices, products of the multigrid kind (A * P,
+// P^T * A * P); the results canonical and the same on two runs; bad input refused with its reason.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <map>
 #include <numeric>
 #include <random>
@@ -21,6 +22,23 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+// The host reference's element type: double, or std::complex<double> for complex T.
+template <class T> struct Wide { using type = double; };
+template <class R> struct Wide<std::complex<R>> { using type = std::complex<double>; };
+template <class T> using wide_t = typename Wide<T>::type;
+// Whether T's parts are single precision.
+template <class T> constexpr bool single = std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>;
+
+// A random value in (-1, 1), both parts for complex T.
+template <class T> T random_value(std::uniform_real_distribution<double>& d, std::mt19937_64& g) {
+    if constexpr (std::is_same_v<wide_t<T>, double>) {
+        return T(d(g));
+    } else {
+        const double re = d(g);
+        return T(typename T::value_type(re), typename T::value_type(d(g)));
+    }
+}
+
 template <class T, class I>
 HostCsr<T, I> generate(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& len) {
     std::uniform_real_distribution<double> d(-1, 1);
@@ -30,23 +48,25 @@ HostCsr<T, I> generate(std::int64_t rows, std::int64_t cols, const std::vector<s
         for (std::int64_t k = 0; k < std::min(len[std::size_t(i)], cols); ++k) {
             r.push_back(I(i));
             c.push_back(I(std::int64_t(test::rng()() % std::uint64_t(cols))));
-            v.push_back(T(d(test::rng())));
+            v.push_back(random_value<T>(d, test::rng()));
         }
     return from_coo<T, I>(rows, cols, r, c, v);
 }
 
-// C = A * B on the host, in double, row by row through a map (sorted columns).
-template <class T, class U, class I> HostCsr<double, I> host_product(const HostCsr<T, I>& a, const HostCsr<U, I>& b) {
-    HostCsr<double, I> c;
+// C = A * B on the host, in double (complex<double>), row by row through a map (sorted columns).
+template <class T, class U, class I>
+HostCsr<wide_t<T>, I> host_product(const HostCsr<T, I>& a, const HostCsr<U, I>& b) {
+    using W = wide_t<T>;
+    HostCsr<W, I> c;
     c.rows = a.rows;
     c.cols = b.cols;
     c.row_ptr.assign(std::size_t(a.rows) + 1, 0);
     for (std::int64_t i = 0; i < a.rows; ++i) {
-        std::map<I, double> row;
+        std::map<I, W> row;
         for (auto k = std::size_t(a.row_ptr[std::size_t(i)]); k < std::size_t(a.row_ptr[std::size_t(i) + 1]); ++k) {
             const auto j = std::size_t(a.col_idx[k]);
             for (auto m = std::size_t(b.row_ptr[j]); m < std::size_t(b.row_ptr[j + 1]); ++m)
-                row[b.col_idx[m]] += double(a.values[k]) * double(b.values[m]);
+                row[b.col_idx[m]] += W(a.values[k]) * W(b.values[m]);
         }
         for (const auto& [col, v] : row) {
             c.col_idx.push_back(col);
@@ -58,7 +78,7 @@ template <class T, class U, class I> HostCsr<double, I> host_product(const HostC
 }
 
 // The device's result has the reference's pattern exactly and its values within rounding.
-template <class T, class I> void check_equal(const Csr<T, I>& got, const HostCsr<double, I>& want, double tol) {
+template <class T, class I> void check_equal(const Csr<T, I>& got, const HostCsr<wide_t<T>, I>& want, double tol) {
     const HostCsr<T, I> h = got.to_host();
     REQUIRE(h.rows == want.rows);
     REQUIRE(h.cols == want.cols);
@@ -68,7 +88,7 @@ template <class T, class I> void check_equal(const Csr<T, I>& got, const HostCsr
     CHECK(got.canonical());
     double worst = 0;
     for (std::size_t k = 0; k < h.values.size(); ++k)
-        worst = std::max(worst, std::abs(double(h.values[k]) - want.values[k]) / (1 + std::abs(want.values[k])));
+        worst = std::max(worst, std::abs(wide_t<T>(h.values[k]) - want.values[k]) / (1 + std::abs(want.values[k])));
     CHECK(worst <= tol);
     // The diagonal and row statistics computed on the device.
     const std::vector<T> d = got.diagonal().get();
@@ -83,8 +103,8 @@ template <class T, class I> void check_equal(const Csr<T, I>& got, const HostCsr
     CHECK(std::abs(s.stddev - hs.stddev) <= 1e-9 * (1 + hs.stddev));
 }
 
-template <class T, class I> HostCsr<double, I> widen(const HostCsr<T, I>& a) {
-    HostCsr<double, I> w;
+template <class T, class I> HostCsr<wide_t<T>, I> widen(const HostCsr<T, I>& a) {
+    HostCsr<wide_t<T>, I> w;
     w.rows = a.rows;
     w.cols = a.cols;
     w.row_ptr = a.row_ptr;
@@ -95,7 +115,7 @@ template <class T, class I> HostCsr<double, I> widen(const HostCsr<T, I>& a) {
 
 template <class T, class I> void products(const Context& ctx) {
     INFO("T size " << sizeof(T) << " I size " << sizeof(I));
-    const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-13;
+    const double tol = single<T> ? 1e-5 : 1e-13;
     auto& g = test::rng();
     const auto lengths = [&](std::int64_t rows, std::int64_t most, bool empty_rows) {
         std::vector<std::int64_t> len(static_cast<std::size_t>(rows));
@@ -126,7 +146,7 @@ template <class T, class I> void products(const Context& ctx) {
         auto len_a = lengths(m, 400, true);
         const auto a = generate<T, I>(m, k, len_a), b = generate<T, I>(k, n, lengths(k, 16, true));
         const Csr<T, I> da(ctx, a), db(ctx, b);
-        const double within = std::is_same_v<T, float> ? 1e-4 : 1e-12;
+        const double within = single<T> ? 1e-4 : 1e-12;
         const auto want = host_product(a, b);
         // The device's own choice of kernels (on CPUs neither sorts nor teams), then every row
         // that the sorting work-group holds, every row that a team holds, and every row that a
@@ -178,7 +198,7 @@ template <class T, class I> void products(const Context& ctx) {
             for (std::int64_t k = 0; k < hits[j]; ++k) {
                 mr.push_back(I(order[std::size_t(k)]));
                 mc.push_back(I(j));
-                mv.push_back(T(d(g)));
+                mv.push_back(random_value<T>(d, g));
             }
         }
         const auto mixed = from_coo<T, I>(5000, std::int64_t(hits.size()), mr, mc, mv);
@@ -235,10 +255,24 @@ template <class T, class I> void products(const Context& ctx) {
 } // namespace
 
 TEST_CASE("multiply and transpose on the device equal the host's", "[sparse][product]") {
+    // A section each: Catch enters a section of one name once a run, so the sections of a
+    // second products<...> call in the same section would never run.
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        products<double, std::int32_t>(ctx);
-        products<float, std::int32_t>(ctx);
-        products<double, std::int64_t>(ctx);
+        SECTION("double, int32") {
+            products<double, std::int32_t>(ctx);
+        }
+        SECTION("float, int32") {
+            products<float, std::int32_t>(ctx);
+        }
+        SECTION("double, int64") {
+            products<double, std::int64_t>(ctx);
+        }
+        SECTION("complex<float>, int32") {
+            products<std::complex<float>, std::int32_t>(ctx);
+        }
+        SECTION("complex<double>, int32") {
+            products<std::complex<double>, std::int32_t>(ctx);
+        }
     }
 }
 
