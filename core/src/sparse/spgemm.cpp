@@ -80,6 +80,19 @@ template <Index I> Array<I> row_pointers(const Array<std::int64_t>& counts, std:
         return ptr.template astype<I>();
 }
 
+// The rows whose flag is 1 (flags has rows + 1 elements, the last 0), listed in order.
+template <Value T, Index I> Array<I> flagged_rows(const Array<std::int64_t>& flags) {
+    const Context& ctx = flags.context();
+    const auto rows = std::uint64_t(flags.size() - 1);
+    std::int64_t n = 0;
+    const Array<std::int64_t> at = row_pointers<std::int64_t>(flags, n, "the rows listed");
+    Array<I> out = empty<I>(ctx, {std::size_t(n)});
+    if (n > 0)
+        spgemm_kernel<T, I>(ctx, "xgpu_long_list")
+            .launch(ctx.current_queue(), rows_grid(ctx, rows), flags, at, out, rows);
+    return out;
+}
+
 struct Facts {
     std::uint32_t unsorted = 0, invalid = 0;
 };
@@ -168,11 +181,7 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
         Array<std::int64_t> flags = empty<std::int64_t>(ctx, {std::size_t(rows) + 1});
         spgemm_kernel<T, I>(ctx, "xgpu_method_flags")
             .launch(q, rows_grid(ctx, rows + 1), plan.method, flags, rows, which);
-        std::int64_t n = 0;
-        const Array<std::int64_t> at = row_pointers<std::int64_t>(flags, n, "the rows of one method");
-        Array<I> out = empty<I>(ctx, {std::size_t(n)});
-        if (n > 0) spgemm_kernel<T, I>(ctx, "xgpu_long_list").launch(q, rows_grid(ctx, rows), flags, at, out, rows);
-        return out;
+        return flagged_rows<T, I>(flags);
     };
     if (a.row_stats().max > long_len) plan.long_rows = list(1);
     if (cap > 0) plan.sorted_rows = list(2);
@@ -348,14 +357,11 @@ template <Value T, Index I> Csr<T, I> transpose(const Csr<T, I>& a) {
         detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_batched")
             .launch(q, codegen::groups_grid(batches, detail::spgemm_group(ctx)), ptr, col, val, start, window);
         if (std::int64_t(max(cnt(Slice{0, std::int64_t(cols)})).get()) > window) {
-            const Array<std::int64_t> flags = where(cnt > std::uint32_t(window), std::int64_t(1), std::int64_t(0));
-            std::int64_t n = 0;
-            const Array<std::int64_t> at = detail::row_pointers<std::int64_t>(flags, n, "the long rows");
-            Array<I> list = empty<I>(ctx, {std::size_t(n)});
-            detail::spgemm_kernel<T, I>(ctx, "xgpu_long_list")
-                .launch(q, detail::rows_grid(ctx, cols), flags, at, list, std::uint64_t(cols));
+            const Array<I> list =
+                detail::flagged_rows<T, I>(where(cnt > std::uint32_t(window), std::int64_t(1), std::int64_t(0)));
             detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_long")
-                .launch(q, codegen::groups_grid(std::uint64_t(n), detail::spgemm_group(ctx)), ptr, col, val, list);
+                .launch(q, codegen::groups_grid(std::uint64_t(list.size()), detail::spgemm_group(ctx)), ptr, col, val,
+                        list);
         }
     } else {
         detail::spgemm_kernel<T, I>(ctx, "xgpu_sort_rows")
