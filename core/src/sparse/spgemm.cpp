@@ -166,10 +166,11 @@ template <Value T, Index I> Plan<I> spgemm_plan(const Csr<T, I>& a, const Csr<T,
                                   : path == ProductPath::team ? team_size(ctx)
                                                               : team_cursors * team_size(ctx);
     const std::int64_t team8_max = teams ? 2 * team_cursors * team_size(ctx) : 0;
-    // Half a warp for rows of up to 32 entries where teams are warps with shuffles (2-D Poisson's
-    // R * (A P) has rows of 9 to 24); the tests' up to 16, leaving the team of 4 the next ones.
+    // Half a warp for rows of up to 24 entries where teams are warps with shuffles (2-D Poisson's
+    // R * (A P) has rows of 9 to 24; 3-D's longer ones run faster a warp each); the tests' up to 16,
+    // leaving the team of 4 the next ones.
     const std::int64_t half_max =
-        teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? (path == ProductPath::team ? 16 : 32) : 0;
+        teams && team_size(ctx) == 32 && warp_shuffles(ctx) ? (path == ProductPath::team ? 16 : 24) : 0;
     // Rows longer than a team holds go to a work-group's merge (a work-item's would read all their
     // cursors every step).
     const std::int64_t long_len = teams ? std::min(long_row, team8_max) : long_row;
