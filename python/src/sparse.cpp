@@ -356,6 +356,7 @@ void bind_sparse(nb::module_& m) {
                  d["setup"] =
                      nb::make_tuple(r.strength_aggregation, r.prolongator, r.galerkin, r.coarse_solve, r.total);
                  d["precision"] = r.precision;
+                 d["coarse"] = r.coarse;
                  return d;
              })
         .def("refresh",

@@ -70,10 +70,11 @@ class _Preconditioner:
 class MultilevelSolver:
     """A smoothed aggregation hierarchy (returned by smoothed_aggregation_solver)."""
 
-    def __init__(self, h, context, dtype):
+    def __init__(self, h, A):
         self._h = h
-        self.context = context
-        self.dtype = np.dtype(dtype)
+        self._A = A  # the matrix solve() solves: the user's (a float32 hierarchy's levels[0].A is rounded)
+        self.context = A.context
+        self.dtype = np.dtype(A.dtype)
         self.levels = [Level(self, i) for i in range(h.levels)]
 
     def _report(self):
@@ -117,26 +118,73 @@ class MultilevelSolver:
             raise ValueError(f"xgpu: cycle '{cycle}': the hierarchy cycles V only")
         return _Preconditioner(self)
 
-    def solve(self, b, x0=None, tol=1e-5, maxiter=None, accel="cg", residuals=None):
-        """Solves A x = b to |b - A x| <= tol |b| by ``accel`` ("cg" or "bicgstab") preconditioned
-        by a V-cycle; returns x (an xgpu array). ``residuals``, a list, receives |r| / |b| at each
-        check the solver made."""
+    def solve(self, b, x0=None, tol=1e-5, maxiter=None, cycle="V", accel="cg", residuals=None, return_info=False):
+        """Solves A x = b to |b - A x| <= tol |b|, by ``accel`` ("cg" or "bicgstab") preconditioned
+        by a V-cycle, or with ``accel=None`` by V-cycles alone (PyAMG's stationary iteration, 100 of
+        them at most unless ``maxiter`` says). A is the matrix the hierarchy was built (or last
+        refreshed) for. b has shape (n,) or (n, 1), on the host or the device; x comes back as an
+        xgpu array of b's shape, or ``(x, info)`` with ``return_info`` (scipy's info: 0 converged,
+        > 0 the iterations run without converging, < 0 a breakdown). ``residuals``, a list,
+        receives |b - A x| at each check the solver made, the first x0's (PyAMG's residual norms).
+        ``last_report`` is the Krylov solver's report (None after V-cycles alone)."""
         from . import solvers
 
-        if accel not in ("cg", "bicgstab"):
-            raise ValueError(f"xgpu: accel '{accel}': cg or bicgstab")
-        method = solvers.cg if accel == "cg" else solvers.bicgstab
-        result = method(self.levels[0].A, b, x0, rtol=tol, maxiter=maxiter, M=self.aspreconditioner())
+        if cycle != "V":
+            raise ValueError(f"xgpu: cycle '{cycle}': the hierarchy cycles V only")
+        if accel not in ("cg", "bicgstab", None):
+            raise ValueError(f"xgpu: accel '{accel}': cg, bicgstab or None (V-cycles alone)")
+        n = self._h.rows
+        shape = tuple(b.shape) if hasattr(b, "shape") else np.shape(b)
+        if shape == (n, 1):
+            b = b.reshape(n) if isinstance(b, Array) else np.asarray(b).reshape(n)
+        if x0 is not None and tuple(np.shape(x0) if not isinstance(x0, Array) else x0.shape) == (n, 1):
+            x0 = x0.reshape(n) if isinstance(x0, Array) else np.asarray(x0).reshape(n)
+        if accel is None:
+            x, info, history = self._stationary(b, x0, tol, 100 if maxiter is None else maxiter)
+            self.last_report = None
+        else:
+            method = solvers.cg if accel == "cg" else solvers.bicgstab
+            result = method(self._A, b, x0, rtol=tol, maxiter=maxiter, M=self.aspreconditioner())
+            x, info = result
+            self.last_report = result.report
+            history = [r * result.report.rhs_norm for _, r in result.report.history]
         if residuals is not None:
-            residuals.extend(r for _, r in result.report.history)
-        self.last_report = result.report
-        return result.x
+            residuals.extend(history)
+        if shape == (n, 1):
+            x = x.reshape(n, 1)
+        return (x, info) if return_info else x
+
+    def _stationary(self, b, x0, tol, maxiter):
+        """x <- x + M (b - A x), the residual's norm checked each step."""
+        from ._array import norm, zeros
+
+        if not isinstance(b, Array):
+            b = to_device(self.context, np.asarray(b, dtype=self.dtype))
+        if b.shape != (self._h.rows,):
+            raise ShapeError(f"xgpu: the hierarchy has {self._h.rows} rows, b has shape {b.shape}")
+        if x0 is None:
+            x = zeros(self.context, self._h.rows, self.dtype)
+        else:
+            x = x0.astype(self.dtype) if isinstance(x0, Array) else to_device(self.context, np.asarray(x0, dtype=self.dtype))
+            if x.shape != b.shape:
+                raise ShapeError(f"xgpu: the hierarchy has {self._h.rows} rows, x0 has shape {x.shape}")
+        target = tol * float(norm(b).get())
+        r = b - self._A @ x
+        history = [float(norm(r).get())]
+        steps = 0
+        while history[-1] > target and steps < maxiter:
+            x = x + self._cycle(r)
+            steps += 1
+            r = b - self._A @ x
+            history.append(float(norm(r).get()))
+        return x, 0 if history[-1] <= target else steps, history
 
     def refresh(self, A):
         """New values for A on the same sparsity pattern: aggregates and patterns kept, the numbers
-        recomputed."""
+        recomputed. A matrix of another pattern is refused, the hierarchy left as it was."""
         A = _matrix(A, self.context)
         self._h.refresh(A._m)
+        self._A = A
 
     def __repr__(self):
         r = self._report()
@@ -145,7 +193,7 @@ class MultilevelSolver:
                  "Number of Levels:     %d" % len(r["levels"]),
                  "Operator Complexity: %6.3f" % r["operator_complexity"],
                  "Grid Complexity:     %6.3f" % r["grid_complexity"],
-                 "Coarse Solver:        dense LU inverse",
+                 "Coarse Solver:        %s" % r["coarse"],
                  "  level   unknowns     nonzeros"]
         for i, (rows, nnz, _) in enumerate(r["levels"]):
             lines.append("   %2d   %10d   %10d [%5.2f%%]" % (i, rows, nnz, 100.0 * nnz / total))
@@ -204,4 +252,4 @@ def smoothed_aggregation_solver(A, B=None, *, context=None, theta=0.08, theta_de
         b = B.desc
     h = _xgpu.smoothed_aggregation(A._m, float(theta), float(theta_decay), int(max_coarse), int(max_levels), str(smoother),
                                    int(presmooth), int(postsmooth), bool(single_precision), b)
-    return MultilevelSolver(h, A.context, A.dtype)
+    return MultilevelSolver(h, A)

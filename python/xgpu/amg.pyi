@@ -1,5 +1,5 @@
 # Types of xgpu's smoothed aggregation multigrid (amg.py).
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -31,8 +31,8 @@ class MultilevelSolver:
     context: _xgpu.Context
     dtype: np.dtype[Any]
     levels: list[Level]
-    last_report: _xgpu.SolverReport
-    def __init__(self, h: _xgpu.SmoothedAggregation, context: _xgpu.Context, dtype: npt.DTypeLike) -> None: ...
+    last_report: _xgpu.SolverReport | None
+    def __init__(self, h: _xgpu.SmoothedAggregation, A: csr_matrix) -> None: ...
     def operator_complexity(self) -> float: ...
     def grid_complexity(self) -> float: ...
     @property
@@ -40,8 +40,14 @@ class MultilevelSolver:
     @property
     def bytes(self) -> int: ...
     def aspreconditioner(self, cycle: str = "V") -> _Preconditioner: ...
-    def solve(self, b: Array | npt.ArrayLike, x0: Array | None = None, tol: float = 1e-05, maxiter: int | None = None,
-              accel: str = "cg", residuals: list[float] | None = None) -> Array: ...
+    @overload
+    def solve(self, b: Array | npt.ArrayLike, x0: Array | npt.ArrayLike | None = None, tol: float = 1e-05,
+              maxiter: int | None = None, cycle: str = "V", accel: str | None = "cg",
+              residuals: list[float] | None = None, return_info: Literal[False] = False) -> Array: ...
+    @overload
+    def solve(self, b: Array | npt.ArrayLike, x0: Array | npt.ArrayLike | None = None, tol: float = 1e-05,
+              maxiter: int | None = None, cycle: str = "V", accel: str | None = "cg",
+              residuals: list[float] | None = None, *, return_info: Literal[True]) -> tuple[Array, int]: ...
     def refresh(self, A: Any) -> None: ...
 
 def smoothed_aggregation_solver(A: Any, B: Array | npt.ArrayLike | None = None, *, context: _xgpu.Context | None = None,

@@ -108,6 +108,44 @@ def test_several_near_null_space_vectors(ctx, rng):
     assert abs(again.levels[0].P.get() - ml.levels[0].P.get()).max() == 0
 
 
+def test_solve_as_pyamg(ctx, rng):
+    """solve() with PyAMG's arguments: a (n, 1) right-hand side, V-cycles alone (accel=None),
+    return_info, residual norms; the user's A solved (not the float32 hierarchy's rounded copy);
+    refresh refuses another pattern and keeps the hierarchy."""
+    needs_fp64(ctx, np.float64)
+    a = poisson(40 + int(rng.integers(0, 10)))
+    n = a.shape[0]
+    ml = xgpu.amg.smoothed_aggregation_solver(a, context=ctx, max_coarse=50)
+    b = rng.uniform(-1, 1, (n, 1))
+    residuals = []
+    x = ml.solve(b, tol=1e-8, residuals=residuals)
+    assert x.shape == (n, 1) and host_residual(a, x.get()[:, 0], b[:, 0]) <= 1e-8 * 1.0001
+    assert residuals[0] == pytest.approx(np.linalg.norm(b)) and residuals[-1] <= 1e-8 * 1.0001 * residuals[0]
+    residuals = []
+    x, info = ml.solve(b[:, 0], tol=1e-6, accel=None, residuals=residuals, return_info=True)
+    assert info == 0 and ml.last_report is None and x.shape == (n,)
+    assert len(residuals) <= 60 and residuals[-1] <= 1e-6 * residuals[0]
+    assert residuals[-1] == pytest.approx(np.linalg.norm(b[:, 0] - a @ x.get()))
+    x, info = ml.solve(b[:, 0], tol=1e-12, accel=None, maxiter=3, return_info=True)
+    assert info == 3
+    with pytest.raises(ValueError, match="cycle 'W'"):
+        ml.solve(b, cycle="W")
+    # A badly scaled matrix in a float32 hierarchy: the residual is the user's matrix's.
+    d = sp.diags(rng.uniform(0.5, 20, n))
+    scaled = (d @ a @ d).tocsr()
+    low = xgpu.amg.smoothed_aggregation_solver(scaled, 1 / d.diagonal(), context=ctx, single_precision=True)
+    x = low.solve(b[:, 0], tol=1e-8, maxiter=200)
+    assert host_residual(scaled, x.get(), b[:, 0]) <= 1e-8 * 1.0001
+    moved = a.tolil()
+    moved[0, 2], moved[0, 1] = moved[0, 1], 0  # the same entry count, one in another column
+    moved = moved.tocsr()
+    moved.eliminate_zeros()
+    assert moved.nnz == a.nnz
+    with pytest.raises(xgpu.InvalidArgument, match="sparsity pattern"):
+        ml.refresh(moved)
+    assert host_residual(a, ml.solve(b[:, 0], tol=1e-8).get(), b[:, 0]) <= 1e-8 * 1.0001
+
+
 def test_against_pyamg(ctx, rng):
     """Sizes within a band of PyAMG's standard aggregation: ours aggregates a distance-2
     independent set, whose aggregates are up to a third larger."""

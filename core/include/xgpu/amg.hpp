@@ -12,11 +12,14 @@
 // maximal independent set of the strength graph, the tentative prolongator from the constant
 // vector, one damped Jacobi step on it (omega = 4/3 / rho(D^-1 A), rho by Lanczos), and
 // the Galerkin product R A P with R = P^T (sparse::multiply and sparse::transpose); until the
-// level has at most max_coarse rows, whose inverse the host computes once (dense LU) and the
-// device applies. The host reads only sizes and counts. The cycle is a V-cycle with the same
-// smoother before and after the coarse correction, so it is symmetric (CG may take it) where A is.
-// With one near-null-space vector the finest P is not stored but applied from A, the aggregates
-// and the coarse B (prolongator_at(0) gives R's transpose).
+// level has at most max_coarse rows, whose inverse the host computes once (dense LU; up to 4000
+// rows, a larger coarsest level is smoothed) and the device applies. A singular coarsest level (a
+// pure Neumann problem's) is inverted on the complement of its null space, as a pseudo-inverse
+// would, so that a consistent singular system converges. The host reads only sizes and counts.
+// The cycle is a V-cycle with the same smoother before and after the coarse correction, so it is
+// symmetric (CG may take it) where A is. With one near-null-space vector the finest P is not
+// stored but applied from A, the aggregates and the coarse B (prolongator_at(0) gives R's
+// transpose).
 //
 // Deterministic: aggregation keys are a hash of the row index, integer atomics only count, and
 // every sum runs in a fixed order, so the same matrix gives the same hierarchy and the same
@@ -48,7 +51,7 @@ struct Options {
     // entries left weak give small aggregates that follow the strong ones alone, and with them
     // denser coarser operators and, in 3-D, more iterations the finer the grid.
     double theta_decay = 0.5;
-    std::int64_t max_coarse = 400; // the coarsest level's most rows (solved directly)
+    std::int64_t max_coarse = 400; // the coarsest level's most rows (solved directly up to 4000)
     int max_levels = 12;
     Smoother smoother = Smoother::jacobi;
     int presmooth = 1, postsmooth = 1; // sweeps before and after the coarse correction (equal: symmetric)
@@ -78,6 +81,7 @@ struct Report {
     // Setup seconds by phase, and in all.
     double strength_aggregation = 0, prolongator = 0, galerkin = 0, coarse_solve = 0, total = 0;
     std::string precision; // "float64", "float32", or "float32 (for float64)"
+    std::string coarse;    // the coarsest level's solver: its dense inverse, or smoothing where too large
 };
 std::ostream& operator<<(std::ostream& os, const Report& r);
 
@@ -102,7 +106,8 @@ public:
 
     // New values for A on the same sparsity pattern: the aggregates, the pattern of P and R and of
     // every coarse operator are kept; the values, rho, the smoothers and the coarse inverse are
-    // recomputed.
+    // recomputed. Another pattern or context is refused (InvalidArgument). All or nothing: the new
+    // hierarchy replaces the old once complete, so a refresh holds both for a while.
     void refresh(const sparse::Csr<T>& a);
 
     std::int64_t rows() const { return rows_; }

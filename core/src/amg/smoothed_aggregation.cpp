@@ -257,44 +257,78 @@ template <class S> double spectral_radius(const sparse::Csr<S>& a, const Array<S
     return tridiagonal_max(al, be);
 }
 
-// The inverse of a small matrix on the host (LU with partial pivoting), by columns.
-template <class S> std::vector<S> dense_inverse(const sparse::Csr<S>& a) {
+// The coarsest level's rows up to which the host inverts it (4000: 128 MB in float64, and an LU of
+// seconds); a larger one (max_coarse or max_levels let it be) is smoothed instead.
+constexpr std::size_t max_dense = 4000;
+
+// The inverse of a small matrix on the host (LU with partial pivoting), by columns; `dropped`
+// counts the unknowns left out where the matrix is singular.
+//
+// A zero row (and column: the operator is R A P) from a zero column of P, and an unknown whose
+// pivot vanishes (at most sqrt(eps(S)) times its column's largest entry: well above what the
+// Galerkin product's rounding leaves of a singular operator's pivot, some hundred eps, and below
+// a regular one; a pure Neumann problem's coarsest level is as singular as A) are left out: their
+// row and column become those of the identity, the rest is inverted, and the inverse's row and
+// column there are 0. That is the inverse of A restricted to the other unknowns, symmetric where
+// A is, and for a consistent right-hand side of a symmetric A with a null space of that
+// dimension an exact solution.
+template <class S> std::vector<S> dense_inverse(const sparse::Csr<S>& a, std::size_t& dropped) {
     const auto h = a.to_host();
     const std::size_t n = std::size_t(h.rows);
-    std::vector<double> m(n * n, 0.0), inv(n * n, 0.0); // row-major
+    std::vector<double> a0(n * n, 0.0); // row-major
     for (std::size_t i = 0; i < n; ++i)
         for (auto k = std::size_t(h.row_ptr[i]); k < std::size_t(h.row_ptr[i + 1]); ++k)
-            m[i * n + std::size_t(h.col_idx[k])] += double(h.values[k]);
-    // A zero row (and column: the operator is R A P) from a zero column of P: the block
-    // pseudo-inverse, a unit diagonal there inverted with the rest and its row and column then 0.
-    std::vector<bool> zero(n, true);
+            a0[i * n + std::size_t(h.col_idx[k])] += double(h.values[k]);
+    std::vector<bool> out_of(n, true); // left out
+    std::vector<double> column_max(n, 0.0);
     for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < n && zero[i]; ++j)
-            zero[i] = m[i * n + j] == 0;
-    for (std::size_t i = 0; i < n; ++i)
-        if (zero[i]) m[i * n + i] = 1;
+        for (std::size_t j = 0; j < n; ++j) {
+            out_of[i] = out_of[i] && a0[i * n + j] == 0;
+            column_max[j] = std::max(column_max[j], std::abs(a0[i * n + j]));
+        }
+    const double tiny = std::sqrt(double(std::numeric_limits<S>::epsilon()));
+    std::vector<double> m(n * n);
     std::vector<std::size_t> perm(n);
-    for (std::size_t i = 0; i < n; ++i)
-        perm[i] = i;
-    for (std::size_t c = 0; c < n; ++c) {
-        std::size_t pivot = c;
-        for (std::size_t r = c + 1; r < n; ++r)
-            if (std::abs(m[r * n + c]) > std::abs(m[pivot * n + c])) pivot = r;
-        if (m[pivot * n + c] == 0)
-            throw InvalidArgument(fmt::format("xgpu: amg: the coarsest level ({} rows) is singular", n));
-        if (pivot != c) {
+    // Each singular pivot found restarts the factorization with its unknown left out; a few at most.
+    constexpr std::size_t max_singular = 16;
+    for (std::size_t found = 0;; ++found) {
+        for (std::size_t i = 0; i < n; ++i) {
+            perm[i] = i;
             for (std::size_t j = 0; j < n; ++j)
-                std::swap(m[c * n + j], m[pivot * n + j]);
-            std::swap(perm[c], perm[pivot]);
+                m[i * n + j] = out_of[i] || out_of[j] ? double(i == j) : a0[i * n + j];
         }
-        const double d = m[c * n + c];
-        for (std::size_t r = c + 1; r < n; ++r) {
-            const double f = m[r * n + c] / d;
-            if (f == 0) continue;
-            m[r * n + c] = f;
-            for (std::size_t j = c + 1; j < n; ++j)
-                m[r * n + j] -= f * m[c * n + j];
+        std::size_t singular = n; // the column of a vanishing pivot
+        for (std::size_t c = 0; c < n && singular == n; ++c) {
+            std::size_t pivot = c;
+            for (std::size_t r = c + 1; r < n; ++r)
+                if (std::abs(m[r * n + c]) > std::abs(m[pivot * n + c])) pivot = r;
+            if (!out_of[c] && !(std::abs(m[pivot * n + c]) > tiny * column_max[c])) {
+                singular = c;
+                break;
+            }
+            if (pivot != c) {
+                for (std::size_t j = 0; j < n; ++j)
+                    std::swap(m[c * n + j], m[pivot * n + j]);
+                std::swap(perm[c], perm[pivot]);
+            }
+            const double d = m[c * n + c];
+            for (std::size_t r = c + 1; r < n; ++r) {
+                const double f = m[r * n + c] / d;
+                if (f == 0) continue;
+                m[r * n + c] = f;
+                for (std::size_t j = c + 1; j < n; ++j)
+                    m[r * n + j] -= f * m[c * n + j];
+            }
         }
+        if (singular == n) {
+            dropped = found;
+            break;
+        }
+        if (found == max_singular)
+            throw InvalidArgument(fmt::format("xgpu: amg: the coarsest level ({} rows) is singular in more than {} "
+                                              "dimensions",
+                                              n, max_singular));
+        out_of[singular] = true;
     }
     // Column j of the inverse: solve L U x = e_perm.
     std::vector<double> x(n);
@@ -313,7 +347,7 @@ template <class S> std::vector<S> dense_inverse(const sparse::Csr<S>& a) {
             x[i] = s / m[i * n + i];
         }
         for (std::size_t i = 0; i < n; ++i)
-            out[j * n + i] = zero[i] || zero[j] ? S(0) : S(x[i]);
+            out[j * n + i] = out_of[i] || out_of[j] ? S(0) : S(x[i]);
     }
     return out;
 }
@@ -471,10 +505,17 @@ template <class S> void Hierarchy<S>::setup(const sparse::Csr<S>& a0, Report& re
     scale_coarse = amg_kernel<S>(ctx, "xgpu_amg_scale_coarse");
     const Level<S>& last = levels.back();
     const auto nc = std::size_t(last.a.rows());
-    if (nc <= 4000)
-        inverse = to_device(ctx, dense_inverse(last.a));
-    else
+    if (nc <= max_dense) {
+        std::size_t dropped = 0;
+        inverse = to_device(ctx, dense_inverse(last.a, dropped));
+        report.coarse = fmt::format("dense inverse of {} rows", nc);
+        if (dropped > 0)
+            report.coarse += fmt::format(" (singular: {} unknown{} left out)", dropped, dropped > 1 ? "s" : "");
+    } else {
         inverse = Array<S>();
+        report.coarse =
+            fmt::format("21 {} sweeps ({} rows: a dense inverse takes at most {})", name(o.smoother), nc, max_dense);
+    }
     q.finish();
     report.coarse_solve = since(t0);
     report.total = since(t_start);
@@ -651,6 +692,12 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
         if ((vector || b.shape().back() == 1) && double(min(abs(b)).get()) == 0)
             throw InvalidArgument("xgpu: amg: the near-null-space vector has a zero entry: its row would be left out "
                                   "of the tentative prolongator");
+        if (block && b.shape()[1] > 1) {
+            const Array<T> largest = max(abs(b), 0); // each column's
+            if (double(min(largest).get()) == 0)
+                throw InvalidArgument(
+                    fmt::format("xgpu: amg: near-null-space vector {} (a column of b) is zero", argmin(largest).get()));
+        }
     }
     rows_ = a.rows();
     if (o.single_precision && !std::is_same_v<T, float>) {
@@ -674,18 +721,35 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
 
 template <class T> void SmoothedAggregation<T>::refresh(const sparse::Csr<T>& a) {
     check_matrix(a, o_);
-    const auto& fine = single_ ? single_->levels[0].a.row_ptr() : same_->levels[0].a.row_ptr();
-    const std::size_t nnz = single_ ? single_->levels[0].a.nnz() : same_->levels[0].a.nnz();
-    if (a.rows() != rows_ || a.nnz() != nnz || fine.size() != a.row_ptr().size())
+    const Context& ctx = single_ ? single_->ctx : same_->ctx;
+    if (a.context() != ctx)
+        throw InvalidArgument("xgpu: amg: refresh: the matrix is in another context than the hierarchy");
+    const auto& fine_ptr = single_ ? single_->levels[0].a.row_ptr() : same_->levels[0].a.row_ptr();
+    const auto& fine_col = single_ ? single_->levels[0].a.col_idx() : same_->levels[0].a.col_idx();
+    // The same pattern: the row pointers and columns compared on the device (the kept aggregates,
+    // and the products' patterns, belong to it).
+    const bool same_pattern = a.rows() == rows_ && a.nnz() == fine_col.size() &&
+                              fine_ptr.size() == a.row_ptr().size() && !any(a.row_ptr() != fine_ptr).get() &&
+                              !any(a.col_idx() != fine_col).get();
+    if (!same_pattern)
         throw InvalidArgument(
-            fmt::format("xgpu: amg: refresh: the matrix ({} rows, {} entries) must have the pattern of "
+            fmt::format("xgpu: amg: refresh: the matrix ({} rows, {} entries) must have the sparsity pattern of "
                         "the one the hierarchy was built for ({} rows, {} entries)",
-                        a.rows(), a.nnz(), rows_, nnz));
+                        a.rows(), a.nnz(), rows_, fine_col.size()));
+    // All or nothing: the new numbers are made in a copy of the hierarchy (sharing the kept
+    // aggregates and patterns), which replaces the hierarchy only once complete.
+    Report report = report_;
     if (single_) {
-        single_->setup(to_single(a), report_, true);
-        report_.bytes += single_bytes(a);
-    } else
-        same_->setup(a, report_, true);
+        detail::Hierarchy<float> next = *single_;
+        next.setup(to_single(a), report, true);
+        report.bytes += single_bytes(a);
+        *single_ = std::move(next);
+    } else {
+        detail::Hierarchy<T> next = *same_;
+        next.setup(a, report, true);
+        *same_ = std::move(next);
+    }
+    report_ = std::move(report);
 }
 
 template <class T> void SmoothedAggregation<T>::apply(const Array<T>& x, Array<T>& y) const {
@@ -761,6 +825,7 @@ std::ostream& operator<<(std::ostream& os, const Report& r) {
         "  setup {:.4f} s: strength and aggregation {:.4f}, prolongator {:.4f}, Galerkin products {:.4f}, "
         "smoothers and coarse inverse {:.4f}\n",
         r.total, r.strength_aggregation, r.prolongator, r.galerkin, r.coarse_solve);
+    os << "  coarsest level: " << r.coarse << "\n";
     return os;
 }
 
