@@ -134,11 +134,8 @@ class MultilevelSolver:
         if accel not in ("cg", "bicgstab", None):
             raise ValueError(f"xgpu: accel '{accel}': cg, bicgstab or None (V-cycles alone)")
         n = self._h.rows
-        shape = tuple(b.shape) if hasattr(b, "shape") else np.shape(b)
-        if shape == (n, 1):
-            b = b.reshape(n) if isinstance(b, Array) else np.asarray(b).reshape(n)
-        if x0 is not None and tuple(np.shape(x0) if not isinstance(x0, Array) else x0.shape) == (n, 1):
-            x0 = x0.reshape(n) if isinstance(x0, Array) else np.asarray(x0).reshape(n)
+        column = np.shape(b) == (n, 1)  # PyAMG's column vectors, taken as (n,)
+        b, x0 = _flat(b, n), _flat(x0, n)
         if accel is None:
             x, info, history = self._stationary(b, x0, tol, 100 if maxiter is None else maxiter)
             self.last_report = None
@@ -150,24 +147,16 @@ class MultilevelSolver:
             history = [r * result.report.rhs_norm for _, r in result.report.history]
         if residuals is not None:
             residuals.extend(history)
-        if shape == (n, 1):
+        if column:
             x = x.reshape(n, 1)
         return (x, info) if return_info else x
 
     def _stationary(self, b, x0, tol, maxiter):
         """x <- x + M (b - A x), the residual's norm checked each step."""
-        from ._array import norm, zeros
+        from ._array import norm
+        from .solvers import _vectors
 
-        if not isinstance(b, Array):
-            b = to_device(self.context, np.asarray(b, dtype=self.dtype))
-        if b.shape != (self._h.rows,):
-            raise ShapeError(f"xgpu: the hierarchy has {self._h.rows} rows, b has shape {b.shape}")
-        if x0 is None:
-            x = zeros(self.context, self._h.rows, self.dtype)
-        else:
-            x = x0.astype(self.dtype) if isinstance(x0, Array) else to_device(self.context, np.asarray(x0, dtype=self.dtype))
-            if x.shape != b.shape:
-                raise ShapeError(f"xgpu: the hierarchy has {self._h.rows} rows, x0 has shape {x.shape}")
+        b, x = _vectors("amg", self.context, self._h.rows, self.dtype, b, x0)
         target = tol * float(norm(b).get())
         r = b - self._A @ x
         history = [float(norm(r).get())]
@@ -200,6 +189,13 @@ class MultilevelSolver:
         return "\n".join(lines) + "\n"
 
     __str__ = __repr__
+
+
+def _flat(v, n):
+    """A vector of shape (n, 1) as (n,); anything else as it is."""
+    if v is None or np.shape(v) != (n, 1):
+        return v
+    return v.reshape(n) if isinstance(v, Array) else np.asarray(v).reshape(n)
 
 
 def _matrix(A, context):

@@ -91,22 +91,14 @@ def _operator(a, n, dtype, context, what):
     return _python_operator(a, n, dtype, context)
 
 
-def _solve(method, A, b, x0, rtol, atol, maxiter, M, variant="automatic", check_interval=10):
-    if not hasattr(A, "shape"):
-        raise TypeError(f"xgpu: {method}: A must be an xgpu sparse matrix, a Laplacian, or an object with shape "
-                        f"and matvec, not {type(A).__name__}")
-    shape = tuple(A.shape)
-    if len(shape) != 2 or shape[0] != shape[1]:
-        raise ShapeError(f"xgpu: {method}: A is {shape}: it must be square")
-    n = shape[0]
-    context = getattr(A, "context", None) or (b.context if isinstance(b, Array) else None)
-    if context is None:
-        raise TypeError(f"xgpu: {method}: b must be an xgpu array when A has no context")
+def _vectors(method, context, n, dtype, b, x0):
+    """b and the starting x on the device, checked: b of n float32 or float64 values (a host b
+    takes ``dtype``), x a copy of x0 (zero when None) in b's dtype."""
     if not isinstance(b, Array):
         host = np.asarray(b)
         if host.dtype.kind not in "biuf":
             raise DTypeError(f"xgpu: {method}: b holds {host.dtype}; the solvers take float32 or float64 vectors")
-        b = to_device(context, host.astype(getattr(A, "dtype", None) or np.float64))
+        b = to_device(context, host.astype(dtype))
     if b.shape != (n,):
         raise ShapeError(f"xgpu: {method}: b has shape {b.shape}, the system {n} rows")
     if b.dtype not in (np.float32, np.float64):
@@ -122,6 +114,22 @@ def _solve(method, A, b, x0, rtol, atol, maxiter, M, variant="automatic", check_
         x = to_device(context, np.asarray(x0, dtype=dtype))
     if x.shape != (n,):
         raise ShapeError(f"xgpu: {method}: x0 has shape {x.shape}, the system {n} rows")
+    return b, x
+
+
+def _solve(method, A, b, x0, rtol, atol, maxiter, M, variant="automatic", check_interval=10):
+    if not hasattr(A, "shape"):
+        raise TypeError(f"xgpu: {method}: A must be an xgpu sparse matrix, a Laplacian, or an object with shape "
+                        f"and matvec, not {type(A).__name__}")
+    shape = tuple(A.shape)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ShapeError(f"xgpu: {method}: A is {shape}: it must be square")
+    n = shape[0]
+    context = getattr(A, "context", None) or (b.context if isinstance(b, Array) else None)
+    if context is None:
+        raise TypeError(f"xgpu: {method}: b must be an xgpu array when A has no context")
+    b, x = _vectors(method, context, n, getattr(A, "dtype", None) or np.float64, b, x0)
+    dtype = b.dtype
     op = _operator(A, n, dtype, context, "A")
     if isinstance(M, str) and M != "jacobi":
         raise InvalidArgument(f"xgpu: {method}: M='{M}': the only named preconditioner is 'jacobi'")
