@@ -75,6 +75,26 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomicAdd((p), (v))
+/* ... and on local memory */
+#define XGPU_LOCAL_ATOMIC_ADD(p, v) atomicAdd((p), (v))
+
+/* Bits: the set bits of a 32-bit value; a float's and a double's bits as uint32_t and uint64_t */
+#define XGPU_POPCOUNT32(x) __popc(x)
+#define XGPU_FLOAT_BITS(f) __float_as_uint(f)
+#define XGPU_DOUBLE_BITS(d) ((unsigned long long)__double_as_longlong(d))
+
+/* Warp votes (XGPU_HAS_WARP_MATCH, compute capability 7.0 and later): the mask of the lanes whose
+ * 32-bit v equals this lane's, all 32 lanes taking part; the mask of the lanes below this one */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+#define XGPU_HAS_WARP_MATCH 1
+#define XGPU_MATCH_ANY(v) __match_any_sync(0xffffffffu, (unsigned)(v))
+#endif
+__device__ __forceinline__ unsigned xgpu_lanemask_lt_() {
+    unsigned r;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
+    return r;
+}
+#define XGPU_LANEMASK_LT() xgpu_lanemask_lt_()
 
 /* The last work-group of a launch (XGPU_HAS_GROUP_TICKET; DeviceInfo::group_ticket on the host):
  * a group makes its global writes visible to the whole device, then takes a ticket from a counter

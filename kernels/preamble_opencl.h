@@ -43,6 +43,13 @@
 
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomic_add((p), (v))
+/* ... and on local memory */
+#define XGPU_LOCAL_ATOMIC_ADD(p, v) atomic_add((p), (v))
+
+/* Bits: the set bits of a 32-bit value; a float's and a double's bits as uint and ulong */
+#define XGPU_POPCOUNT32(x) popcount((uint)(x))
+#define XGPU_FLOAT_BITS(f) as_uint(f)
+#define XGPU_DOUBLE_BITS(d) as_ulong(d)
 
 /* Fixed-width integer types */
 typedef char int8_t;
@@ -183,4 +190,19 @@ XGPU_DEVICE_FN double xgpu_shfl_xor_double(double v, uint m) {
 #endif
 #define XGPU_SHUFFLE_DOWN_T(type, v, offset) xgpu_shfl_down_##type((v), (offset))
 #define XGPU_SHUFFLE_XOR_T(type, v, mask) xgpu_shfl_xor_##type((v), (mask))
+/* ... and its warp votes (XGPU_HAS_WARP_MATCH): the lanes whose v equals this lane's, the lanes
+ * below this one */
+#define XGPU_HAS_WARP_MATCH 1
+XGPU_DEVICE_FN uint xgpu_match_any_(uint v) {
+    uint r;
+    asm volatile("match.any.sync.b32 %0, %1, -1;" : "=r"(r) : "r"(v));
+    return r;
+}
+XGPU_DEVICE_FN uint xgpu_lanemask_lt_(void) {
+    uint r;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
+    return r;
+}
+#define XGPU_MATCH_ANY(v) xgpu_match_any_((uint)(v))
+#define XGPU_LANEMASK_LT() xgpu_lanemask_lt_()
 #endif

@@ -69,6 +69,7 @@ void print(std::ostream& os, const ArrayDesc& a);
 void require_fp64(const Context& ctx, DType dtype);
 std::size_t resolve_length(std::size_t size, const Shape& shape, const char* what);
 [[noreturn]] void dtype_mismatch(DType have, DType want);
+void sort_inplace(const ArrayDesc& a, std::int64_t axis);                  // core/src/array/sort.cpp (xgpu/sort.hpp)
 [[noreturn]] void cannot_store(const char* op, DType result, DType array); // an in-place operator's cast
 
 } // namespace detail
@@ -135,6 +136,11 @@ public:
     // Sets every element.
     const Array& fill(T value) const {
         detail::fill(d_, &value);
+        return *this;
+    }
+    // numpy's a.sort(axis): sorts the elements in place along `axis`, stably (xgpu/sort.hpp).
+    const Array& sort(std::int64_t axis = -1) const {
+        detail::sort_inplace(d_, axis);
         return *this;
     }
 

@@ -27,6 +27,8 @@ enum class KernelFamily : std::uint8_t {
     merge,       // SpMV along the merge path (xgpu/sparse.hpp): items = merge steps (rows plus entries) a
                  // work-item takes, staged = the work-group's tile goes through local memory
                  // (at most 32 steps a work-item)
+    sort,        // radix sorts (xgpu/sort.hpp): a tile of group_size work-items of `items` keys each
+                 // per work-group of a pass
 };
 const char* name(KernelFamily f);
 

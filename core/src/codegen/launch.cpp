@@ -19,6 +19,7 @@ const char* name(KernelFamily f) {
     case KernelFamily::reduction: return "reduction";
     case KernelFamily::stencil: return "stencil";
     case KernelFamily::merge: return "merge";
+    case KernelFamily::sort: return "sort";
     default: return "scan";
     }
 }
@@ -146,7 +147,29 @@ LaunchShape scan(const DeviceInfo& d, DType type, bool segmented) {
     return s;
 }
 
-thread_local std::array<std::optional<LaunchShape>, 5> overrides;
+// Radix sorts (kernels/sort.kernel). GPUs: tiles of 256 work-items, 16 keys each (8 for 8-byte
+// keys), ranked by warp votes where the device has them. CPUs: a work-group of one walking a tile
+// of 8192 keys in order (no ranking between work-items at all).
+LaunchShape sort(const DeviceInfo& d, DType type) {
+    LaunchShape s;
+    if (d.type == DeviceType::cpu) {
+        s.group_size = 1;
+        s.items = 8192;
+        return s;
+    }
+    s.group_size = codegen::stream_group(d);
+    s.items = info(type).size > 4 ? 8 : 16;
+    return s;
+}
+
+// The local memory of a sort's scatter: a count of each digit a warp (of 32, or the work-group),
+// in 8-byte places, and the lanes' digits.
+std::size_t sort_local_bytes(std::size_t wg) {
+    const std::size_t warps = wg % 32 == 0 ? wg / 32 : 1;
+    return std::max<std::size_t>(warps * 256 * 8 + 4 * wg, 256 * 8);
+}
+
+thread_local std::array<std::optional<LaunchShape>, 6> overrides;
 
 [[noreturn]] void bad_shape(KernelFamily f, const LaunchShape& s, const std::string& why) {
     throw InvalidArgument(fmt::format("xgpu: launch shape {} for {} kernels: {}", s.key(), name(f), why));
@@ -181,6 +204,15 @@ void check(const DeviceInfo& d, KernelFamily f, const LaunchShape& s, DType type
         bad_shape(f, s, "merge-path tiles take 1 to 4096 steps per work-item, neither blocked nor whole_groups");
     if (f == KernelFamily::merge && s.staged && s.items > 32)
         bad_shape(f, s, "staged merge-path tiles take at most 32 steps per work-item");
+    if (f == KernelFamily::sort && (s.items > 16384 || s.staged || s.blocked || s.whole_groups ||
+                                    std::uint64_t(s.group_size) * s.items > (std::uint64_t(1) << 20)))
+        bad_shape(f, s,
+                  "sort tiles take 1 to 16384 keys per work-item and 2^20 keys at most, neither staged, "
+                  "blocked nor whole_groups");
+    if (f == KernelFamily::sort && sort_local_bytes(s.group_size) > codegen::static_local_limit(d))
+        bad_shape(f, s,
+                  fmt::format("the tile needs {} bytes of local memory, the device allows {}",
+                              sort_local_bytes(s.group_size), codegen::static_local_limit(d)));
     if (f == KernelFamily::scan) {
         const std::size_t limit = codegen::static_local_limit(d),
                           bytes = scan_local_bytes(s.group_size, s.items, s.staged, type, segmented);
@@ -198,6 +230,7 @@ LaunchShape default_launch_shape(const Context& ctx, KernelFamily family, DType 
     case KernelFamily::reduction: return reduction(d);
     case KernelFamily::stencil: return stencil(d);
     case KernelFamily::merge: return merge(d);
+    case KernelFamily::sort: return sort(d, type);
     default: return scan(d, type, segmented);
     }
 }

@@ -1,0 +1,313 @@
+// Sorting (xgpu/sort.hpp): every sort is of C-contiguous rows along the last axis, the axis asked
+// for moved there first. Rows that fit a work-group's local memory are sorted there in one launch
+// (a bitonic network over (key bits, index), kernels/sort.kernel's xgpu_sort_local); longer rows
+// by an LSD radix sort of 8 bits a pass, each pass a count of every tile's digits, an exclusive
+// scan of the counts (the scan layer) and a stable scatter. Keys and values go back and forth
+// between the input, two temporaries and the output.
+#include "xgpu/sort.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "../codegen/generated.hpp"
+#include "../codegen/launch.hpp"
+#include "../codegen/skeleton.hpp"
+#include "xgpu/scan.hpp"
+
+namespace xgpu::detail {
+
+namespace {
+
+// Rows of up to this many keys are sorted inside a work-group, of the radix tile's work-items
+// (and no more than a radix tile holds, so that a small tile sends short rows through the radix
+// passes too).
+constexpr std::uint64_t local_capacity = 2048;
+
+enum class Values { none, carried, indices };
+
+// The unsigned bits whose order is numpy's order of `t` (kernels/sort.kernel).
+std::string to_bits(DType t) {
+    switch (t) {
+    case DType::int8: return "    return (uint32_t)(uint8_t)k ^ 0x80u;";
+    case DType::int16: return "    return (uint32_t)(uint16_t)k ^ 0x8000u;";
+    case DType::int32: return "    return (uint32_t)k ^ 0x80000000u;";
+    case DType::int64: return "    return (uint64_t)k ^ ((uint64_t)1 << 63);";
+    case DType::uint64: return "    return k;";
+    case DType::float32:
+        return "    const uint32_t u = XGPU_FLOAT_BITS(k), m = u & 0x7fffffffu;\n"
+               "    if (m > 0x7f800000u) return 0xffffffffu; /* NaN */\n"
+               "    if (m == 0u) return 0x80000000u;         /* -0.0 as 0.0 */\n"
+               "    return (u >> 31) ? ~u : (u | 0x80000000u);";
+    case DType::float64:
+        return "    const uint64_t u = XGPU_DOUBLE_BITS(k), m = u & 0x7fffffffffffffffUL, s = (uint64_t)1 << 63;\n"
+               "    if (m > 0x7ff0000000000000UL) return ~(uint64_t)0; /* NaN */\n"
+               "    if (m == 0u) return s;                            /* -0.0 as 0.0 */\n"
+               "    return (u >> 63) ? ~u : (u | s);";
+    default: return "    return (uint32_t)k;"; // bool and the narrower unsigned types
+    }
+}
+
+// The type that carries a value of `size` bytes through the sort.
+const char* carry_type(std::size_t size) {
+    switch (size) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "uint32_t";
+    case 8: return "uint64_t";
+    default: return "uint4";
+    }
+}
+
+bool wide_bits(DType t) {
+    return info(t).size == 8;
+}
+
+// What one sort kernel is: the keys, the values, the places' width and the tile or row length.
+struct SortKernelSpec {
+    DType key;
+    Values values;
+    std::size_t value_size; // carried values
+    bool wide_places;       // uint64_t places (more than 2^32 - 1 keys)
+    LaunchShape shape;
+};
+
+Kernel sort_kernel(const Context& ctx, const SortKernelSpec& s, const char* name) {
+    const std::string key = fmt::format("sort|{}|{}|{}|{}|{}|{}", int(s.key), int(s.values), s.value_size,
+                                        int(s.wide_places), s.shape.key(), name);
+    return generated_kernel(
+        ctx, key,
+        [&] {
+            const char* v = s.values == Values::indices ? "int64_t" : carry_type(s.value_size);
+            const std::string defines = fmt::format(
+                "#define XGPU_SORT_K {}\n#define XGPU_SORT_U {}\n#define XGPU_SORT_VALUES {}\n#define XGPU_SORT_V {}\n"
+                "#define XGPU_SORT_OFF {}\n#define XGPU_SORT_WG {}\n#define XGPU_SORT_ITEMS {}\n"
+                "#define XGPU_SORT_CAP {}",
+                info(s.key).device_name, wide_bits(s.key) ? "uint64_t" : "uint32_t", int(s.values), v,
+                s.wide_places ? "uint64_t" : "uint32_t", s.shape.group_size, s.shape.items, local_capacity);
+            return codegen::fill("sort.kernel", {{"defines", defines}, {"to_bits", to_bits(s.key)}});
+        },
+        name);
+}
+
+void launch(const Context& ctx, const Kernel& k, std::uint64_t groups, unsigned wg,
+            const std::vector<KernelArg>& args) {
+    k.launch_args(ctx.current_queue(), codegen::groups_grid(groups, wg, std::uint64_t(1) << 16), args);
+}
+
+// A buffer's arguments: the buffer and its offset in elements.
+void push(std::vector<KernelArg>& args, const ArrayDesc& a) {
+    args.push_back(make_arg(a.buffer));
+    args.push_back(make_arg(std::int64_t(a.offset)));
+}
+
+void check_key_type(DType t, const char* what) {
+    if (kind(t) == Kind::complex)
+        throw InvalidArgument(
+            fmt::format("xgpu: {}: {} keys cannot be sorted (only integer, bool and floating keys)", what, name(t)));
+}
+
+std::size_t normalise_axis(std::int64_t axis, std::size_t ndim, const char* what) {
+    const auto n = std::int64_t(ndim);
+    if (axis < -n || axis >= n)
+        throw ShapeError(
+            fmt::format("xgpu: {}: axis {} is out of bounds for an array of dimension {}", what, axis, ndim));
+    return std::size_t(axis < 0 ? axis + n : axis);
+}
+
+// `a` with `axis` moved last, as a view.
+ArrayDesc axis_last(const ArrayDesc& a, std::size_t axis) {
+    if (axis + 1 == a.shape.size()) return a;
+    std::vector<std::size_t> perm;
+    for (std::size_t d = 0; d < a.shape.size(); ++d)
+        if (d != axis) perm.push_back(d);
+    perm.push_back(axis);
+    return transpose(a, perm);
+}
+
+// The inverse: a view of `moved` (axis last) in the original order of the dimensions.
+ArrayDesc axis_back(const ArrayDesc& moved, std::size_t axis) {
+    const std::size_t nd = moved.shape.size();
+    if (axis + 1 == nd) return moved;
+    std::vector<std::size_t> perm(nd);
+    for (std::size_t d = 0, k = 0; d < nd; ++d)
+        perm[d] = d == axis ? nd - 1 : k++;
+    return transpose(moved, perm);
+}
+
+ArrayDesc contiguous(const ArrayDesc& a) {
+    if (a.is_c_contiguous()) return a;
+    ArrayDesc c = make_array(a.context, a.dtype, a.shape, Order::C);
+    assign(c, a);
+    return c;
+}
+
+ArrayDesc copy_of(const ArrayDesc& a) {
+    ArrayDesc c = make_array(a.context, a.dtype, a.shape, Order::C);
+    assign(c, a);
+    return c;
+}
+
+// Sorts `rows` rows of `len` keys of keys_in into keys_out (both C-contiguous, distinct), with
+// the values as `values` says: vals_in into vals_out, or each key's index in its row into vals_out.
+void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values values, const ArrayDesc* vals_in,
+               const ArrayDesc* vals_out, std::uint64_t rows, std::uint64_t len) {
+    const Context& ctx = keys_in.context;
+    const std::uint64_t n = rows * len;
+    if (n == 0) return;
+    const LaunchShape shape = codegen::sized_launch_shape(ctx, KernelFamily::sort, keys_in.dtype, n);
+    const std::uint64_t tile = std::uint64_t(shape.group_size) * shape.items;
+    SortKernelSpec spec{keys_in.dtype, values, vals_out ? info(vals_out->dtype).size : 0, n > 0xffffffffu, shape};
+    const auto with_values = [&](std::vector<KernelArg>& args, const ArrayDesc* in, const ArrayDesc* out, Values v) {
+        if (v == Values::carried) push(args, *in);
+        if (v != Values::none) push(args, *out);
+    };
+
+    if (len <= std::min(local_capacity, tile)) {
+        std::uint32_t p = 1;
+        while (p < len)
+            p *= 2;
+        const std::uint64_t per_group = local_capacity / p, groups = (rows + per_group - 1) / per_group;
+        std::vector<KernelArg> args;
+        push(args, keys_in);
+        push(args, keys_out);
+        with_values(args, vals_in, vals_out, values);
+        args.push_back(make_arg(rows));
+        args.push_back(make_arg(len));
+        args.push_back(make_arg(p));
+        args.push_back(make_arg(groups));
+        launch(ctx, sort_kernel(ctx, spec, "xgpu_sort_local"), groups, shape.group_size, args);
+        return;
+    }
+
+    const unsigned passes = unsigned(info(keys_in.dtype).size);
+    const std::uint64_t tiles = (len + tile - 1) / tile, groups = rows * tiles;
+    const DType place_type = spec.wide_places ? DType::uint64 : DType::uint32;
+    const ArrayDesc counts = make_array(ctx, place_type, {std::size_t(groups * 256)}, Order::C);
+    const ScanOp sum = sum_op(ctx, place_type);
+    ArrayDesc ktmp[2], vtmp[2];
+    const DType vtype = values == Values::indices   ? DType::int64
+                        : values == Values::carried ? vals_in->dtype
+                                                    : DType::uint8;
+    for (unsigned t = 0; t < std::min(passes - 1, 2u); ++t) {
+        ktmp[t] = make_array(ctx, keys_in.dtype, {std::size_t(n)}, Order::C);
+        if (values != Values::none) vtmp[t] = make_array(ctx, vtype, {std::size_t(n)}, Order::C);
+    }
+    for (unsigned pass = 0; pass < passes; ++pass) {
+        const bool last = pass + 1 == passes;
+        const ArrayDesc& ksrc = pass == 0 ? keys_in : ktmp[(pass - 1) % 2];
+        const ArrayDesc& kdst = last ? keys_out : ktmp[pass % 2];
+        const ArrayDesc* vsrc = pass == 0 ? vals_in : &vtmp[(pass - 1) % 2];
+        const ArrayDesc* vdst = last ? vals_out : &vtmp[pass % 2];
+        // After the first pass, indices are values like any other.
+        SortKernelSpec s = spec;
+        if (pass > 0 && values == Values::indices) {
+            s.values = Values::carried;
+            s.value_size = 8;
+        }
+        const std::uint32_t shift = 8 * pass;
+        std::vector<KernelArg> count_args;
+        push(count_args, ksrc);
+        count_args.push_back(make_arg(len));
+        count_args.push_back(make_arg(tiles));
+        count_args.push_back(make_arg(groups));
+        count_args.push_back(make_arg(shift));
+        count_args.push_back(make_arg(counts.buffer));
+        launch(ctx, sort_kernel(ctx, s, "xgpu_sort_count"), groups, shape.group_size, count_args);
+        scan(sum, *array_node(counts), counts, nullptr, false);
+        std::vector<KernelArg> args;
+        push(args, ksrc);
+        push(args, kdst);
+        with_values(args, vsrc, vdst, s.values);
+        args.push_back(make_arg(len));
+        args.push_back(make_arg(tiles));
+        args.push_back(make_arg(groups));
+        args.push_back(make_arg(shift));
+        args.push_back(make_arg(counts.buffer));
+        launch(ctx, sort_kernel(ctx, s, "xgpu_sort_scatter"), groups, shape.group_size, args);
+    }
+}
+
+// Whether sort_rows may read `in` while writing `out`: only through the radix passes' temporaries.
+bool must_copy(const ArrayDesc& in, const ArrayDesc& out, std::uint64_t len) {
+    const Context& ctx = in.context;
+    const LaunchShape shape = codegen::sized_launch_shape(ctx, KernelFamily::sort, in.dtype, in.size());
+    const bool local = len <= std::min(local_capacity, std::uint64_t(shape.group_size) * shape.items);
+    return may_share_memory(in, out) && (local || info(in.dtype).size == 1);
+}
+
+struct Moved {
+    std::size_t axis;
+    ArrayDesc keys; // C-contiguous, the axis last
+    std::uint64_t rows, len;
+};
+
+Moved prepare(const ArrayDesc& a, std::int64_t axis, const char* what) {
+    if (!a.buffer) throw InvalidArgument(fmt::format("xgpu: {} of an empty Array", what));
+    check_key_type(a.dtype, what);
+    if (a.shape.empty())
+        throw ShapeError(fmt::format("xgpu: {}: axis {} is out of bounds for an array of dimension 0", what, axis));
+    require_fp64(a.context, a.dtype);
+    Moved m;
+    m.axis = normalise_axis(axis, a.shape.size(), what);
+    m.keys = contiguous(axis_last(a, m.axis));
+    m.len = a.shape[m.axis];
+    m.rows = m.len ? a.size() / m.len : 0;
+    return m;
+}
+
+// A C-contiguous array of `a`'s shape holding `moved` (the axis last).
+ArrayDesc restore(const ArrayDesc& moved, std::size_t axis) {
+    if (axis + 1 == moved.shape.size()) return moved;
+    const ArrayDesc back = axis_back(moved, axis);
+    ArrayDesc out = make_array(moved.context, moved.dtype, back.shape, Order::C);
+    assign(out, back);
+    return out;
+}
+
+} // namespace
+
+ArrayDesc sort(const ArrayDesc& a, std::int64_t axis) {
+    const Moved m = prepare(a, axis, "sort");
+    const ArrayDesc out = make_array(a.context, a.dtype, m.keys.shape, Order::C);
+    sort_rows(m.keys, out, Values::none, nullptr, nullptr, m.rows, m.len);
+    return restore(out, m.axis);
+}
+
+ArrayDesc argsort(const ArrayDesc& a, std::int64_t axis) {
+    const Moved m = prepare(a, axis, "argsort");
+    const ArrayDesc keys = make_array(a.context, a.dtype, m.keys.shape, Order::C),
+                    out = make_array(a.context, DType::int64, m.keys.shape, Order::C);
+    sort_rows(m.keys, keys, Values::indices, nullptr, &out, m.rows, m.len);
+    return restore(out, m.axis);
+}
+
+void sort_inplace(const ArrayDesc& a, std::int64_t axis) {
+    const ArrayDesc sorted = sort(a, axis);
+    assign(a, sorted);
+}
+
+void sort_by_key(const ArrayDesc& keys, const ArrayDesc& values) {
+    if (!keys.buffer || !values.buffer) throw InvalidArgument("xgpu: sort_by_key with an empty Array");
+    check_key_type(keys.dtype, "sort_by_key");
+    if (!(values.context == keys.context))
+        throw InvalidArgument("xgpu: sort_by_key: the keys and the values belong to different contexts");
+    if (keys.shape.size() != 1 || values.shape.size() != 1 || keys.size() != values.size())
+        throw ShapeError(fmt::format("xgpu: sort_by_key: the keys (shape {}) and the values (shape {}) must be 1-D "
+                                     "arrays of one size",
+                                     to_string(keys.shape), to_string(values.shape)));
+    if (may_share_memory(keys, values))
+        throw InvalidArgument("xgpu: sort_by_key: the keys and the values share memory");
+    require_fp64(keys.context, keys.dtype);
+    require_fp64(keys.context, values.dtype);
+    const std::uint64_t n = keys.size();
+    if (n < 2) return;
+    const ArrayDesc k = contiguous(keys), v = contiguous(values);
+    const ArrayDesc kin = must_copy(k, k, n) ? copy_of(k) : k, vin = must_copy(k, k, n) ? copy_of(v) : v;
+    sort_rows(kin, k, Values::carried, &vin, &v, 1, n);
+    if (k.buffer != keys.buffer || k.offset != keys.offset) assign(keys, k);
+    if (v.buffer != values.buffer || v.offset != values.offset) assign(values, v);
+}
+
+} // namespace xgpu::detail
