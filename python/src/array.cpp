@@ -14,6 +14,7 @@
 #include <xgpu/detail/dynamic.hpp>
 #include <xgpu/reduction.hpp>
 #include <xgpu/scan.hpp>
+#include <xgpu/sort.hpp>
 #include <xgpu/xgpu.hpp>
 
 namespace xgpu::python {
@@ -291,6 +292,28 @@ void bind_array(nb::module_& m) {
         nb::gil_scoped_release unlocked;
         return detail::reduce_axis(*n.p, r, axis);
     });
+    // Sorting (xgpu/sort.hpp): a sorted copy, the stable indices, keys and values in place.
+    m.def(
+        "sort",
+        [](const ArrayDesc& a, std::int64_t axis) {
+            nb::gil_scoped_release unlocked;
+            return detail::sort(a, axis);
+        },
+        nb::arg("a"), nb::arg("axis"));
+    m.def(
+        "argsort",
+        [](const ArrayDesc& a, std::int64_t axis) {
+            nb::gil_scoped_release unlocked;
+            return detail::argsort(a, axis);
+        },
+        nb::arg("a"), nb::arg("axis"));
+    m.def(
+        "sort_by_key",
+        [](const ArrayDesc& keys, const ArrayDesc& values) {
+            nb::gil_scoped_release unlocked;
+            detail::sort_by_key(keys, values);
+        },
+        nb::arg("keys"), nb::arg("values"));
 }
 
 } // namespace xgpu::python

@@ -75,7 +75,7 @@ def test_help_shows_signature_and_docstring():
 def test_stubs_and_marker_are_installed():
     folder = pathlib.Path(xgpu.__file__).parent
     assert (folder / "py.typed").is_file()
-    for module in ("__init__", "_xgpu", "_array", "_kernels", "_errors", "amg", "image", "random", "solvers", "sparse"):
+    for module in ("__init__", "_xgpu", "_array", "_algorithms", "_kernels", "_errors", "amg", "image", "random", "solvers", "sparse"):
         assert (folder / f"{module}.pyi").is_file(), module
 
 

@@ -1,0 +1,130 @@
+// sort-bench: sorts on the selected backend and device, in GKeys/s (keys sorted per second) and as
+// a fraction of the traffic bound: a one-sweep LSD radix sort reads the keys once for its digit
+// histograms and reads and writes keys (and values) once per 8-bit digit, at the bandwidth of a
+// copy measured in the same run. Medians of timed runs after a warm-up, device time from events,
+// on fresh random keys (uniform bits; floats uniform in [-1, 1]).
+//
+//   sort-bench [--n N] [--reps N]
+//
+// --n: the keys of the 1-D sorts of uint32, float32 and uint64 (default 2^28 on GPUs, 2^24 on
+// CPUs); sort_by_key and argsort take n / 4, the rows n / 256 rows of 64 float32 keys.
+// bench/peers/cupy_sort.py and bench/peers/cub_sort.cu measure the same rows with CuPy and CUB.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <xgpu/array.hpp>
+#include <xgpu/random.hpp>
+#include <xgpu/sort.hpp>
+
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Median device time of `work` in ms, after a warm-up.
+double time_ms(const xgpu::Context& ctx, int reps, const std::function<void()>& work) {
+    auto q = ctx.queue();
+    for (int r = 0; r < 2; ++r)
+        work();
+    std::vector<double> ms;
+    for (int r = 0; r < reps; ++r) {
+        auto e0 = q.marker();
+        work();
+        auto e1 = q.marker();
+        ms.push_back(e0.elapsed_ms(e1));
+    }
+    return median(ms);
+}
+
+struct Row {
+    std::string work;
+    double n, ms, bytes; // keys, time, the one-sweep bound's bytes
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    auto ctx = xgpu::Context::from_env();
+    const bool cpu = ctx.device().info().type == xgpu::DeviceType::cpu;
+    std::size_t n = cpu ? std::size_t(1) << 24 : std::size_t(1) << 28;
+    int reps = cpu ? 5 : 15;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--n" && i + 1 < argc)
+            n = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--reps" && i + 1 < argc)
+            reps = std::atoi(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: sort-bench [--n N] [--reps N]\n");
+            return 2;
+        }
+    }
+    xgpu::Philox gen(ctx, 2026);
+    std::printf("sort-bench: %s, %s\n", ctx.backend().c_str(), ctx.device().name().c_str());
+
+    // The copy's bandwidth: the traffic bound's speed.
+    const auto big = gen.uniform<double>({n / 2});
+    auto copy = xgpu::empty<double>(ctx, {n / 2});
+    const double copy_ms = time_ms(ctx, reps, [&] { copy.assign(big); });
+    const double copy_gbs = 2.0 * 8 * double(n / 2) / (copy_ms * 1e6);
+
+    std::vector<Row> rows;
+    const auto bound = [](double keys, double key_bytes, double value_bytes, int passes) {
+        return keys * (key_bytes + passes * 2 * (key_bytes + value_bytes));
+    };
+    {
+        const auto k = gen.integers<std::uint32_t>({n}, 0u, 0xffffffffu);
+        rows.push_back({"sort uint32", double(n), time_ms(ctx, reps, [&] { (void)xgpu::sort(k); }), bound(n, 4, 0, 4)});
+    }
+    {
+        const auto k = gen.uniform<float>({n}, -1.0f, 1.0f);
+        rows.push_back({"sort float32", double(n), time_ms(ctx, reps, [&] { (void)xgpu::sort(k); }), bound(n, 4, 0, 4)});
+    }
+    {
+        const auto k = gen.integers<std::uint64_t>({n}, 0u, ~std::uint64_t(0));
+        rows.push_back({"sort uint64", double(n), time_ms(ctx, reps, [&] { (void)xgpu::sort(k); }), bound(n, 8, 0, 8)});
+    }
+    const std::size_t m = n / 4;
+    {
+        const auto k0 = gen.integers<std::uint32_t>({m}, 0u, 0xffffffffu);
+        const auto v0 = gen.integers<std::uint32_t>({m}, 0u, 0xffffffffu);
+        auto k = xgpu::empty<std::uint32_t>(ctx, {m}), v = xgpu::empty<std::uint32_t>(ctx, {m});
+        // The copies back to the unsorted keys and values are timed apart and taken out.
+        const double reset = time_ms(ctx, reps, [&] {
+            k.assign(k0);
+            v.assign(v0);
+        });
+        const double ms = time_ms(ctx, reps, [&] {
+            k.assign(k0);
+            v.assign(v0);
+            xgpu::sort_by_key(k, v);
+        });
+        rows.push_back({"sort_by_key uint32 -> uint32", double(m), ms - reset, bound(m, 4, 4, 4)});
+    }
+    {
+        const auto k = gen.uniform<float>({m}, -1.0f, 1.0f);
+        rows.push_back(
+            {"argsort float32 (int64)", double(m), time_ms(ctx, reps, [&] { (void)xgpu::argsort(k); }), bound(m, 4, 8, 4)});
+    }
+    {
+        const std::size_t r = n / 256;
+        const auto k = gen.uniform<float>({r, 64}, -1.0f, 1.0f);
+        // Rows sorted in local memory: each key read and written once.
+        rows.push_back({"sort " + std::to_string(r) + " rows of 64 float32", double(r * 64),
+                        time_ms(ctx, reps, [&] { (void)xgpu::sort(k, -1); }), double(r * 64) * 8});
+    }
+
+    std::printf("copy: %.0f GB/s\n\n| work | keys | ms | GKeys/s | fraction of the traffic bound |\n|---|---|---|---|---|\n",
+                copy_gbs);
+    for (const Row& r : rows)
+        std::printf("| %s | %.0f | %.3f | %.2f | %.2f |\n", r.work.c_str(), r.n, r.ms, r.n / (r.ms * 1e6),
+                    r.bytes / (r.ms * 1e6) / copy_gbs);
+    return 0;
+}
