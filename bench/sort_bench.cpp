@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
     }
     {
         const auto k = gen.uniform<float>({n}, -1.0f, 1.0f);
-        rows.push_back({"sort float32", double(n), time_ms(ctx, reps, [&] { (void)xgpu::sort(k); }), bound(n, 4, 0, 4)});
+        rows.push_back(
+            {"sort float32", double(n), time_ms(ctx, reps, [&] { (void)xgpu::sort(k); }), bound(n, 4, 0, 4)});
     }
     {
         const auto k = gen.integers<std::uint64_t>({n}, 0u, ~std::uint64_t(0));
@@ -110,8 +111,8 @@ int main(int argc, char** argv) {
     }
     {
         const auto k = gen.uniform<float>({m}, -1.0f, 1.0f);
-        rows.push_back(
-            {"argsort float32 (int64)", double(m), time_ms(ctx, reps, [&] { (void)xgpu::argsort(k); }), bound(m, 4, 8, 4)});
+        rows.push_back({"argsort float32 (int64)", double(m), time_ms(ctx, reps, [&] { (void)xgpu::argsort(k); }),
+                        bound(m, 4, 8, 4)});
     }
     {
         const std::size_t r = n / 256;
@@ -121,8 +122,9 @@ int main(int argc, char** argv) {
                         time_ms(ctx, reps, [&] { (void)xgpu::sort(k, -1); }), double(r * 64) * 8});
     }
 
-    std::printf("copy: %.0f GB/s\n\n| work | keys | ms | GKeys/s | fraction of the traffic bound |\n|---|---|---|---|---|\n",
-                copy_gbs);
+    std::printf(
+        "copy: %.0f GB/s\n\n| work | keys | ms | GKeys/s | fraction of the traffic bound |\n|---|---|---|---|---|\n",
+        copy_gbs);
     for (const Row& r : rows)
         std::printf("| %s | %.0f | %.3f | %.2f | %.2f |\n", r.work.c_str(), r.n, r.ms, r.n / (r.ms * 1e6),
                     r.bytes / (r.ms * 1e6) / copy_gbs);

@@ -45,6 +45,13 @@ void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDes
 // Elements of x (C order) where `pred` is nonzero, written to out[0 ..]; `count` (0-d int64)
 // receives their number. Elements past out's size are counted but not written.
 void copy_if(const ArrayDesc& x, const Node& pred, const ArrayDesc& out, const ArrayDesc& count);
+// The same, of x's elements or (x null) of the flat indices (int64) where `pred` holds; with
+// `rejected`, the others too, in order, into rejected[0 ..] (PyOpenCL's partition).
+void compact(const ArrayDesc* x, const Node& pred, const ArrayDesc& out, const ArrayDesc* rejected,
+             const ArrayDesc& count);
+// numpy's a[mask] = values: the k-th element of `a` (C order) where `mask` holds takes values[k]
+// (values: 1-D, a's type; elements past its size are left alone).
+void place(const Node& mask, const ArrayDesc& values, const ArrayDesc& a);
 
 // The operator and neutral element of a sum of `type` (complex types through array.h).
 ScanOp sum_op(const Context& ctx, DType type);

@@ -330,68 +330,147 @@ void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDes
     run(op, flags != nullptr, c, args, n);
 }
 
-void copy_if(const ArrayDesc& x_in, const Node& pred, const ArrayDesc& out, const ArrayDesc& count) {
-    const Context& ctx = x_in.context;
-    if (!x_in.buffer || !out.buffer) throw InvalidArgument("xgpu: copy_if with an empty Array");
-    check_context(ctx, node_context(pred), "copy_if");
-    check_context(ctx, out.context, "copy_if");
+void compact(const ArrayDesc* x_in, const Node& pred, const ArrayDesc& out, const ArrayDesc* rejected,
+             const ArrayDesc& count) {
+    const char* what = rejected ? "partition" : "copy_if";
+    const Context& ctx = node_context(pred);
+    if (!out.buffer || (x_in && !x_in->buffer) || (rejected && !rejected->buffer))
+        throw InvalidArgument(fmt::format("xgpu: {} with an empty Array", what));
+    if (x_in) check_context(ctx, x_in->context, what);
+    check_context(ctx, out.context, what);
+    if (rejected) check_context(ctx, rejected->context, what);
     const Shape shape = result_shape(pred);
-    if (shape != x_in.shape)
-        throw ShapeError(fmt::format("xgpu: copy_if: the predicate has shape {}, the array {}", to_string(shape),
-                                     to_string(x_in.shape)));
+    if (x_in && shape != x_in->shape)
+        throw ShapeError(fmt::format("xgpu: {}: the predicate has shape {}, the array {}", what, to_string(shape),
+                                     to_string(x_in->shape)));
     if (kind(pred.type) == Kind::complex)
         throw InvalidArgument(
-            fmt::format("xgpu: copy_if: the predicate must be bool or real, not {}", name(pred.type)));
-    if (out.dtype != x_in.dtype)
-        throw InvalidArgument(
-            fmt::format("xgpu: copy_if: {} elements cannot go to a {} array", name(x_in.dtype), name(out.dtype)));
-    if (!out.is_c_contiguous())
-        throw InvalidArgument("xgpu: copy_if: the output is a non-contiguous view; pass a contiguous array");
-    require_fp64(ctx, x_in.dtype);
-    const std::uint64_t n = x_in.size();
+            fmt::format("xgpu: {}: the predicate must be bool or real, not {}", what, name(pred.type)));
+    const DType type = x_in ? x_in->dtype : DType::int64;
+    for (const ArrayDesc* o : {&out, rejected}) {
+        if (!o) continue;
+        if (o->dtype != type)
+            throw InvalidArgument(
+                fmt::format("xgpu: {}: {} elements cannot go to a {} array", what, name(type), name(o->dtype)));
+        if (!o->is_c_contiguous())
+            throw InvalidArgument(
+                fmt::format("xgpu: {}: the output is a non-contiguous view; pass a contiguous array", what));
+    }
+    require_fp64(ctx, type);
+    const std::uint64_t n = shape_size(shape);
     if (n == 0) {
         const std::int64_t zero = 0;
         fill(count, &zero);
         return;
     }
-    if (any_unsafe_overlap(pred, shape, out)) {
-        const ArrayDesc tmp = make_array(ctx, pred.type, shape, Order::C);
-        evaluate(pred, tmp);
-        copy_if(x_in, *array_node(tmp), out, count);
-        return;
+    for (const ArrayDesc* o : {&out, rejected})
+        if (o && any_unsafe_overlap(pred, shape, *o)) {
+            const ArrayDesc tmp = make_array(ctx, pred.type, shape, Order::C);
+            evaluate(pred, tmp);
+            compact(x_in, *array_node(tmp), out, rejected, count);
+            return;
+        }
+    ArrayDesc x;
+    if (x_in) {
+        x = safe_input(*x_in, out);
+        if (rejected) x = safe_input(x, *rejected);
     }
-    const ArrayDesc x = safe_input(x_in, out);
 
-    // A sum of 0/1 over the predicate; each kept element goes to its exclusive sum.
+    // A sum of 0/1 over the predicate; each kept element goes to its exclusive sum, each rejected
+    // one (partition) to the count of rejected ones before it.
     const ScanOp op = sum_op(ctx, DType::int64);
     codegen::Lowered map = lower_map(pred, ctx, shape, codegen::Want::key_and_arguments);
     ScanCode c;
-    c.key = fmt::format("copy_if|{}|{}", int(x.dtype), map.key);
+    c.key = fmt::format("compact|{}|{}|{}", x_in ? int(x.dtype) : -1, rejected ? 1 : 0, map.key);
     c.text = [&] {
         const codegen::Lowered m = lower_map(pred, ctx, shape, codegen::Want::everything);
-        const char* T = codegen::device_type(x.dtype);
+        const char* T = codegen::device_type(type);
         ScanText t;
-        t.params = fmt::format("{}XGPU_GLOBAL const {}* xgpu_x, const int64_t xgpu_x_o, XGPU_GLOBAL {}* xgpu_out, "
-                               "const int64_t xgpu_out_o, const int64_t xgpu_out_n, XGPU_GLOBAL int64_t* xgpu_count, "
-                               "const int64_t xgpu_count_o",
-                               m.params, T, T);
+        t.params = m.params;
+        if (x_in) t.params += fmt::format("XGPU_GLOBAL const {}* xgpu_x, const int64_t xgpu_x_o, ", T);
+        t.params += fmt::format("XGPU_GLOBAL {}* xgpu_out, const int64_t xgpu_out_o, const int64_t xgpu_out_n, ", T);
+        if (rejected)
+            t.params +=
+                fmt::format("XGPU_GLOBAL {}* xgpu_rej, const int64_t xgpu_rej_o, const int64_t xgpu_rej_n, ", T);
+        t.params += "XGPU_GLOBAL int64_t* xgpu_count, const int64_t xgpu_count_o";
         t.input_body = m.body;
         t.input = fmt::format("(int64_t)({} != 0)", m.value);
-        t.output = "if (item != prev_item && prev_item < xgpu_out_n) xgpu_out[xgpu_out_o + prev_item] = "
-                   "xgpu_x[xgpu_x_o + i]; if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;";
+        const std::string value = x_in ? "xgpu_x[xgpu_x_o + i]" : "(int64_t)i";
+        t.output =
+            fmt::format("if (item != prev_item) {{ if (prev_item < xgpu_out_n) xgpu_out[xgpu_out_o + prev_item] = "
+                        "{0}; }}{1} if (i + 1 == xgpu_n) xgpu_count[xgpu_count_o] = item;",
+                        value,
+                        rejected ? fmt::format(" else if ((int64_t)i - prev_item < xgpu_rej_n) "
+                                               "xgpu_rej[xgpu_rej_o + (int64_t)i - prev_item] = {};",
+                                               value)
+                                 : "");
         return t;
     };
 
     std::vector<KernelArg> args = std::move(map.args);
-    const std::int64_t x_offset = x.offset, out_offset = out.offset, out_size = std::int64_t(out.size()),
-                       count_offset = count.offset;
-    args.push_back(make_arg(x.buffer));
-    args.push_back(make_arg(x_offset));
-    args.push_back(make_arg(out.buffer));
-    args.push_back(make_arg(out_offset));
-    args.push_back(make_arg(out_size));
-    args.push_back(make_arg(count.buffer));
-    args.push_back(make_arg(count_offset));
+    const auto push = [&](const ArrayDesc& a, bool with_size) {
+        args.push_back(make_arg(a.buffer));
+        args.push_back(make_arg(std::int64_t(a.offset)));
+        if (with_size) args.push_back(make_arg(std::int64_t(a.size())));
+    };
+    if (x_in) push(x, false);
+    push(out, true);
+    if (rejected) push(*rejected, true);
+    push(count, false);
+    run(op, false, c, args, n);
+}
+
+void copy_if(const ArrayDesc& x, const Node& pred, const ArrayDesc& out, const ArrayDesc& count) {
+    compact(&x, pred, out, nullptr, count);
+}
+
+void place(const Node& mask, const ArrayDesc& values, const ArrayDesc& a) {
+    const Context& ctx = a.context;
+    if (!a.buffer || !values.buffer) throw InvalidArgument("xgpu: a masked assignment with an empty Array");
+    check_context(ctx, node_context(mask), "a masked assignment");
+    check_context(ctx, values.context, "a masked assignment");
+    const Shape shape = result_shape(mask);
+    if (shape != a.shape)
+        throw ShapeError(fmt::format("xgpu: a masked assignment: the mask has shape {}, the array {}", to_string(shape),
+                                     to_string(a.shape)));
+    if (values.dtype != a.dtype)
+        throw InvalidArgument(fmt::format("xgpu: a masked assignment: {} values cannot go to a {} array",
+                                          name(values.dtype), name(a.dtype)));
+    const std::uint64_t n = a.size();
+    if (n == 0) return;
+    // The kernel writes a C-contiguous array that nothing it reads overlaps.
+    if (!a.is_c_contiguous() || may_share_memory(values, a) || any_unsafe_overlap(mask, shape, a)) {
+        const ArrayDesc tmp = make_array(ctx, a.dtype, a.shape, Order::C);
+        assign(tmp, a);
+        const ArrayDesc v = may_share_memory(values, a) ? safe_input(values, tmp) : values;
+        place(mask, v.is_c_contiguous() ? v : safe_input(v, tmp), tmp);
+        assign(a, tmp);
+        return;
+    }
+    const ArrayDesc v = values.is_c_contiguous() ? values : safe_input(values, a);
+    const ScanOp op = sum_op(ctx, DType::int64);
+    codegen::Lowered map = lower_map(mask, ctx, shape, codegen::Want::key_and_arguments);
+    ScanCode c;
+    c.key = fmt::format("place|{}|{}", int(a.dtype), map.key);
+    c.text = [&] {
+        const codegen::Lowered m = lower_map(mask, ctx, shape, codegen::Want::everything);
+        const char* T = codegen::device_type(a.dtype);
+        ScanText t;
+        t.params = fmt::format("{}XGPU_GLOBAL const {}* xgpu_put, const int64_t xgpu_put_o, const int64_t xgpu_put_n, "
+                               "XGPU_GLOBAL {}* xgpu_dst, const int64_t xgpu_dst_o",
+                               m.params, T, T);
+        t.input_body = m.body;
+        t.input = fmt::format("(int64_t)({} != 0)", m.value);
+        t.output = "if (item != prev_item && prev_item < xgpu_put_n) xgpu_dst[xgpu_dst_o + i] = xgpu_put[xgpu_put_o + "
+                   "prev_item];";
+        return t;
+    };
+    std::vector<KernelArg> args = std::move(map.args);
+    args.push_back(make_arg(v.buffer));
+    args.push_back(make_arg(std::int64_t(v.offset)));
+    args.push_back(make_arg(std::int64_t(v.size())));
+    args.push_back(make_arg(a.buffer));
+    args.push_back(make_arg(std::int64_t(a.offset)));
     run(op, false, c, args, n);
 }
 

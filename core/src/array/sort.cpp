@@ -14,6 +14,7 @@
 #include "../codegen/generated.hpp"
 #include "../codegen/launch.hpp"
 #include "../codegen/skeleton.hpp"
+#include "xgpu/algorithm.hpp"
 #include "xgpu/scan.hpp"
 
 namespace xgpu::detail {
@@ -229,6 +230,22 @@ void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values value
     }
 }
 
+// An elementwise launch of the sort program's kernels that take any work-group size.
+void launch_items(const Context& ctx, const Kernel& k, std::uint64_t items, const std::vector<KernelArg>& args) {
+    const unsigned wg = codegen::stream_group(ctx.device().info());
+    launch(ctx, k, (items + wg - 1) / wg, wg, args);
+}
+
+SortKernelSpec keys_only(const Context& ctx, DType key, std::uint64_t n) {
+    return {key, Values::none, 0, n > 0xffffffffu, codegen::sized_launch_shape(ctx, KernelFamily::sort, key, n)};
+}
+
+std::int64_t read_last(const ArrayDesc& a) {
+    std::int64_t v = 0;
+    to_host(view(a, std::vector<Index>{std::int64_t(a.size()) - 1}), &v);
+    return v;
+}
+
 // Whether sort_rows may read `in` while writing `out`: only through the radix passes' temporaries.
 bool must_copy(const ArrayDesc& in, const ArrayDesc& out, std::uint64_t len) {
     const Context& ctx = in.context;
@@ -264,6 +281,13 @@ ArrayDesc restore(const ArrayDesc& moved, std::size_t axis) {
     ArrayDesc out = make_array(moved.context, moved.dtype, back.shape, Order::C);
     assign(out, back);
     return out;
+}
+
+ArrayDesc as_type(const ArrayDesc& a, DType t) {
+    if (a.dtype == t) return contiguous(a);
+    ArrayDesc c = make_array(a.context, t, a.shape, Order::C);
+    assign(c, a);
+    return c;
 }
 
 } // namespace
@@ -308,6 +332,91 @@ void sort_by_key(const ArrayDesc& keys, const ArrayDesc& values) {
     sort_rows(kin, k, Values::carried, &vin, &v, 1, n);
     if (k.buffer != keys.buffer || k.offset != keys.offset) assign(keys, k);
     if (v.buffer != values.buffer || v.offset != values.offset) assign(values, v);
+}
+
+ArrayDesc searchsorted(const ArrayDesc& a, const ArrayDesc& v, Side side) {
+    if (!a.buffer || !v.buffer) throw InvalidArgument("xgpu: searchsorted with an empty Array");
+    if (!(a.context == v.context))
+        throw InvalidArgument("xgpu: searchsorted: the sorted array and the keys belong to different contexts");
+    if (a.shape.size() != 1)
+        throw ShapeError(
+            fmt::format("xgpu: searchsorted: the sorted array must be 1-D, not of shape {}", to_string(a.shape)));
+    const DType t = promote(a.dtype, v.dtype);
+    check_key_type(t, "searchsorted");
+    require_fp64(a.context, t);
+    const Context& ctx = a.context;
+    ArrayDesc out = make_array(ctx, DType::int64, v.shape, Order::C);
+    if (v.size() == 0) return out;
+    const ArrayDesc sa = as_type(a, t), sv = as_type(v, t);
+    std::vector<KernelArg> args;
+    push(args, sa);
+    args.push_back(make_arg(std::uint64_t(sa.size())));
+    push(args, sv);
+    args.push_back(make_arg(std::uint64_t(sv.size())));
+    args.push_back(make_arg(std::uint32_t(side == Side::right)));
+    push(args, out);
+    launch_items(ctx, sort_kernel(ctx, keys_only(ctx, t, sa.size()), "xgpu_searchsorted"), sv.size(), args);
+    return out;
+}
+
+UniqueDesc unique(const ArrayDesc& a, bool want_index, bool want_inverse, bool want_counts) {
+    if (!a.buffer) throw InvalidArgument("xgpu: unique of an empty Array");
+    check_key_type(a.dtype, "unique");
+    require_fp64(a.context, a.dtype);
+    const Context& ctx = a.context;
+    const std::uint64_t n = a.size();
+    const ArrayDesc flat = contiguous(reshape(contiguous(a), {std::size_t(n)}));
+    UniqueDesc u;
+    const auto none = [&](DType t) { return make_array(ctx, t, {0}, Order::C); };
+    if (n == 0) {
+        u.values = none(a.dtype);
+        if (want_index) u.index = none(DType::int64);
+        if (want_inverse) u.inverse = none(DType::int64);
+        if (want_counts) u.counts = none(DType::int64);
+        return u;
+    }
+    // The sorted keys and, for the indices, the stable permutation that sorts them.
+    const ArrayDesc sorted = make_array(ctx, a.dtype, {std::size_t(n)}, Order::C);
+    ArrayDesc perm = sorted;
+    if (want_index || want_inverse) {
+        perm = make_array(ctx, DType::int64, {std::size_t(n)}, Order::C);
+        sort_rows(flat, sorted, Values::indices, nullptr, &perm, 1, n);
+    } else {
+        sort_rows(flat, sorted, Values::none, nullptr, nullptr, 1, n);
+    }
+    const SortKernelSpec spec = keys_only(ctx, a.dtype, n);
+    const ArrayDesc flag = make_array(ctx, DType::int64, {std::size_t(n)}, Order::C),
+                    at = make_array(ctx, DType::int64, {std::size_t(n)}, Order::C);
+    std::vector<KernelArg> args;
+    args.push_back(make_arg(sorted.buffer)); // fresh arrays: no offsets
+    args.push_back(make_arg(n));
+    args.push_back(make_arg(flag.buffer));
+    launch_items(ctx, sort_kernel(ctx, spec, "xgpu_unique_flags"), n, args);
+    scan(sum_op(ctx, DType::int64), *array_node(flag), at, nullptr, true);
+    const std::int64_t runs = read_last(at);
+    u.values = make_array(ctx, a.dtype, {std::size_t(runs)}, Order::C);
+    const ArrayDesc start = make_array(ctx, DType::int64, {std::size_t(runs)}, Order::C);
+    if (want_index) u.index = make_array(ctx, DType::int64, {std::size_t(runs)}, Order::C);
+    if (want_inverse) u.inverse = make_array(ctx, DType::int64, {std::size_t(n)}, Order::C);
+    args.clear();
+    args.push_back(make_arg(sorted.buffer));
+    args.push_back(make_arg(n));
+    for (const ArrayDesc* d : std::initializer_list<const ArrayDesc*>{
+             &flag, &at, &perm, &u.values, &start, want_index ? &u.index : &start, want_inverse ? &u.inverse : &start})
+        args.push_back(make_arg(d->buffer));
+    args.push_back(make_arg(std::uint32_t(want_index)));
+    args.push_back(make_arg(std::uint32_t(want_inverse)));
+    launch_items(ctx, sort_kernel(ctx, spec, "xgpu_unique_runs"), n, args);
+    if (want_counts) {
+        u.counts = make_array(ctx, DType::int64, {std::size_t(runs)}, Order::C);
+        args.clear();
+        args.push_back(make_arg(start.buffer));
+        args.push_back(make_arg(std::uint64_t(runs)));
+        args.push_back(make_arg(n));
+        args.push_back(make_arg(u.counts.buffer));
+        launch_items(ctx, sort_kernel(ctx, spec, "xgpu_unique_counts"), std::uint64_t(runs), args);
+    }
+    return u;
 }
 
 } // namespace xgpu::detail
