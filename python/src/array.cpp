@@ -4,6 +4,7 @@
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
@@ -11,7 +12,9 @@
 #include <cstring>
 #include <optional>
 
+#include <xgpu/algorithm.hpp>
 #include <xgpu/detail/dynamic.hpp>
+#include <xgpu/indexing.hpp>
 #include <xgpu/reduction.hpp>
 #include <xgpu/scan.hpp>
 #include <xgpu/sort.hpp>
@@ -314,6 +317,76 @@ void bind_array(nb::module_& m) {
             detail::sort_by_key(keys, values);
         },
         nb::arg("keys"), nb::arg("values"));
+    // The algorithms on sort and scan (xgpu/algorithm.hpp).
+    m.def(
+        "searchsorted",
+        [](const ArrayDesc& a, const ArrayDesc& v, bool right) {
+            nb::gil_scoped_release unlocked;
+            return detail::searchsorted(a, v, right ? Side::right : Side::left);
+        },
+        nb::arg("a"), nb::arg("v"), nb::arg("right"));
+    m.def(
+        "unique",
+        [](const ArrayDesc& a, bool index, bool inverse, bool counts) {
+            detail::UniqueDesc u;
+            {
+                nb::gil_scoped_release unlocked;
+                u = detail::unique(a, index, inverse, counts);
+            }
+            const auto opt = [](bool want, const ArrayDesc& d) { return want ? nb::cast(d) : nb::none(); };
+            return nb::make_tuple(u.values, opt(index, u.index), opt(inverse, u.inverse), opt(counts, u.counts));
+        },
+        nb::arg("a"), nb::arg("index"), nb::arg("inverse"), nb::arg("counts"));
+    m.def(
+        "bincount",
+        [](const ArrayDesc& x, const ArrayDesc* weights, std::size_t minlength) {
+            nb::gil_scoped_release unlocked;
+            return detail::bincount(x, weights, minlength);
+        },
+        nb::arg("x"), nb::arg("weights").none(), nb::arg("minlength"));
+    m.def(
+        "histogram",
+        [](const ArrayDesc& a, const ArrayDesc* edges, std::size_t bins, std::optional<std::pair<double, double>> range,
+           const ArrayDesc* weights) {
+            nb::gil_scoped_release unlocked;
+            return detail::histogram(a, edges, bins, range, weights);
+        },
+        nb::arg("a"), nb::arg("edges").none(), nb::arg("bins"), nb::arg("range").none(), nb::arg("weights").none());
+    m.def("flatnonzero", [](const Node& n) {
+        nb::gil_scoped_release unlocked;
+        return detail::flatnonzero(*n.p);
+    });
+    // Compaction into out (and rejected), the count into a 0-d int64 array (PyOpenCL's copy_if,
+    // remove_if and partition); x None: the flat indices.
+    m.def(
+        "compact",
+        [](const ArrayDesc* x, const Node& pred, const ArrayDesc& out, const ArrayDesc* rejected,
+           const ArrayDesc& count) {
+            nb::gil_scoped_release unlocked;
+            detail::compact(x, *pred.p, out, rejected, count);
+        },
+        nb::arg("x").none(), nb::arg("pred"), nb::arg("out"), nb::arg("rejected").none(), nb::arg("count"));
+    m.def("masked", [](const ArrayDesc& a, const Node& mask) {
+        nb::gil_scoped_release unlocked;
+        return detail::masked(a, *mask.p);
+    });
+    m.def("assign_masked", [](const ArrayDesc& a, const Node& mask, const ArrayDesc& values) {
+        nb::gil_scoped_release unlocked;
+        detail::assign_masked(a, *mask.p, values);
+    });
+    m.def("concatenate", [](const std::vector<ArrayDesc>& arrays, std::int64_t axis) {
+        nb::gil_scoped_release unlocked;
+        return detail::concatenate(arrays, axis);
+    });
+    m.def("stack", [](const std::vector<ArrayDesc>& arrays, std::int64_t axis) {
+        nb::gil_scoped_release unlocked;
+        return detail::stack(arrays, axis);
+    });
+    // numpy.take of the flattened array (indices checked, as numpy's mode='raise').
+    m.def("take", [](const ArrayDesc& a, const ArrayDesc& indices) {
+        nb::gil_scoped_release unlocked;
+        return detail::take(a, indices, TakeMode::raise);
+    });
 }
 
 } // namespace xgpu::python

@@ -26,7 +26,8 @@ from ._xgpu import (BackendStatus, Context, Device, Event, Kernel, Local, Progra
                     backends)
 from ._array import *  # noqa: E402,F401,F403
 from ._array import __all__ as _array_names  # noqa: E402
-from ._algorithms import argsort, sort, sort_by_key  # noqa: E402
+from ._algorithms import *  # noqa: E402,F401,F403
+from ._algorithms import __all__ as _algorithm_names  # noqa: E402
 from ._kernels import (ElementwiseKernel, ExclusiveScanKernel, Grid, InclusiveScanKernel, ReductionKernel,  # noqa: E402
                        ScanKernel, cumsum)
 from . import amg, random, solvers, sparse  # noqa: E402
@@ -38,6 +39,7 @@ __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgume
            "DTypeError", "ArrayHasOffsetError",
            "BackendUnavailable", "BackendError", "BackendStatus", "Context", "Device", "Event", "Kernel", "Local",
            "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
-           "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "sort", "argsort", "sort_by_key", "amg",
-           "random", "solvers", "sparse", "Image",
-           "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", *_array_names]
+           "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "amg", "random", "solvers",
+           "sparse", "Image",
+           "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", *_array_names,
+           *_algorithm_names]

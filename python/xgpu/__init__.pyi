@@ -14,7 +14,10 @@ from ._array import (Array as Array, compute_pending as compute_pending, empty a
     conj as conj, isnan as isnan, isinf as isinf, isfinite as isfinite, arcsin as arcsin, arccos as arccos,
     arctan as arctan, arcsinh as arcsinh, arccosh as arccosh, arctanh as arctanh, absolute as absolute,
     conjugate as conjugate, logical_not as logical_not)
-from ._algorithms import (argsort as argsort, sort as sort, sort_by_key as sort_by_key)
+from ._algorithms import (argsort as argsort, sort as sort, sort_by_key as sort_by_key, searchsorted as searchsorted,
+    unique as unique, bincount as bincount, histogram as histogram, nonzero as nonzero, flatnonzero as flatnonzero,
+    argwhere as argwhere, concatenate as concatenate, stack as stack, copy_if as copy_if, remove_if as remove_if,
+    partition as partition)
 from ._config import (show_config as show_config)
 from ._errors import (Error as Error, CompileError as CompileError, OutOfMemory as OutOfMemory,
     LaunchError as LaunchError, InvalidArgument as InvalidArgument, ShapeError as ShapeError, AxisError as AxisError,
@@ -30,7 +33,9 @@ from .image import (Image as Image, ImageFormat as ImageFormat, Sampler as Sampl
     image_from_array as image_from_array)
 
 __version__: str
-__all__ = ["amg", "random", "solvers", "sparse", "sort", "argsort", "sort_by_key", "Array", "compute_pending",
+__all__ = ["amg", "random", "solvers", "sparse", "sort", "argsort", "sort_by_key", "searchsorted", "unique",
+           "bincount", "histogram", "nonzero", "flatnonzero", "argwhere", "concatenate", "stack", "copy_if",
+           "remove_if", "partition", "Array", "compute_pending",
            "empty", "full", "zeros", "ones",
            "empty_like", "zeros_like", "ones_like", "full_like", "arange", "to_device", "maximum", "minimum",
            "power", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logical_and", "logical_or", "where",
