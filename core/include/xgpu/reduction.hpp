@@ -1,5 +1,6 @@
-// xgpu reductions: sum, min, max, dot, vdot, norm, argmin, argmax, any, all over whole arrays,
-// views and fused expressions (sum(x * y) is one pass over memory), or along one axis; and
+// xgpu reductions: sum, prod, min, max, mean, var, std, dot, vdot, norm, argmin, argmax, any, all
+// over whole arrays, views and fused expressions (sum(x * y) is one pass over memory), or along
+// any axes (xgpu::Axes: several, keepdims); and
 // ReductionKernel as PyOpenCL's. A full reduction returns a DeviceScalar: a 0-d array that stays
 // on the device, so later expressions use it without a host round trip; get() reads it.
 //
@@ -12,7 +13,9 @@
 
 #include <climits>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,7 +55,7 @@ struct ReduceSpec {
     bool shuffle = false;     // acc_type may use CUDA's warp shuffles
 };
 
-enum class ReduceOp { sum, min, max, argmin, argmax, any, all, norm1, norm2, norm_inf };
+enum class ReduceOp { sum, min, max, argmin, argmax, any, all, norm1, norm2, norm_inf, prod };
 ReduceSpec reduce_spec(ReduceOp op, DType value);
 // The largest (or smallest) value of `t` as kernel code (infinities for floating types).
 std::string extreme_value(DType t, bool largest);
@@ -61,6 +64,20 @@ std::string extreme_value(DType t, bool largest);
 ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out = std::nullopt);
 // Reduces along `axis` into a new array of the other dimensions.
 ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis);
+// Reduces along `axes` (each in range, no repeats; all of them: as reduce_all), into the other
+// dimensions, or with `keepdims` into the shape with those of `axes` 1; `out` as in reduce_all.
+ArrayDesc reduce_axes(const Node& expr, ReduceOp op, std::vector<std::size_t> axes, bool keepdims,
+                      std::optional<DType> out = std::nullopt);
+// numpy.mean, numpy.var and numpy.std (ddof: the divisor is the count less ddof) along `axes`.
+enum class Moment { mean, var, std };
+ArrayDesc moment(const Node& expr, Moment m, std::vector<std::size_t> axes, bool keepdims, double ddof = 0);
+// numpy's axis argument: each of `axes` (negative from the end) within `ndim`, without repeats
+// (ShapeError naming the axis otherwise); all of them when `all`.
+std::vector<std::size_t> normalise_axes(std::span<const std::int64_t> axes, std::size_t ndim, bool all);
+// The type numpy.mean gives for elements of `t`: float64 for integers and bool, else t.
+constexpr DType mean_type(DType t) {
+    return kind(t) == Kind::floating || kind(t) == Kind::complex ? t : DType::float64;
+}
 
 constexpr DType sum_type(DType t) {
     if (t == DType::bool_ || kind(t) == Kind::signed_int)
@@ -148,6 +165,92 @@ template <ArrayLike E> auto min(const E& e, std::size_t axis) {
 }
 template <ArrayLike E> auto max(const E& e, std::size_t axis) {
     return Array<typename E::value_type>(detail::reduce_axis(*detail::expr_node(e), detail::ReduceOp::max, axis));
+}
+
+// numpy's axis= of several axes (negative from the end) and keepdims=:
+//   xgpu::sum(x, {0, 2}), xgpu::max(x, xgpu::Axes{-1}.keepdims())
+struct Axes {
+    std::vector<std::int64_t> list;
+    bool keep = false;
+    Axes(std::int64_t axis) : list{axis} {}
+    Axes(std::initializer_list<std::int64_t> axes) : list(axes) {}
+    Axes& keepdims(bool k = true) {
+        keep = k;
+        return *this;
+    }
+};
+
+namespace detail {
+inline std::vector<std::size_t> axes_of(const Node& n, const Axes& a) {
+    return normalise_axes(a.list, result_shape(n).size(), false);
+}
+template <class T, ArrayLike E> Array<T> along(const E& e, ReduceOp op, const Axes& a) {
+    const NodePtr n = expr_node(e);
+    return Array<T>(reduce_axes(*n, op, axes_of(*n, a), a.keep, dtype_v<T>));
+}
+template <class T, ArrayLike E> Array<T> moment_of(const E& e, Moment m, const Axes* a, double ddof) {
+    const NodePtr n = expr_node(e);
+    const std::vector<std::size_t> axes = a ? axes_of(*n, *a) : normalise_axes({}, result_shape(*n).size(), true);
+    return Array<T>(moment(*n, m, axes, a && a->keep, ddof));
+}
+} // namespace detail
+
+// Along several axes (numpy's axis tuple) and with keepdims.
+template <ArrayLike E> auto sum(const E& e, const Axes& a) {
+    return detail::along<type_of_t<detail::sum_type(detail::operand_dtype<E>())>>(e, detail::ReduceOp::sum, a);
+}
+template <ArrayLike E> auto prod(const E& e, const Axes& a) {
+    return detail::along<type_of_t<detail::sum_type(detail::operand_dtype<E>())>>(e, detail::ReduceOp::prod, a);
+}
+template <ArrayLike E> auto min(const E& e, const Axes& a) {
+    return detail::along<typename E::value_type>(e, detail::ReduceOp::min, a);
+}
+template <ArrayLike E> auto max(const E& e, const Axes& a) {
+    return detail::along<typename E::value_type>(e, detail::ReduceOp::max, a);
+}
+template <ArrayLike E> Array<bool> any(const E& e, const Axes& a) {
+    return detail::along<bool>(e, detail::ReduceOp::any, a);
+}
+template <ArrayLike E> Array<bool> all(const E& e, const Axes& a) {
+    return detail::along<bool>(e, detail::ReduceOp::all, a);
+}
+// Along one axis: the first extreme's place along it (int64).
+template <ArrayLike E> Array<std::int64_t> argmin(const E& e, const Axes& a) {
+    return detail::along<std::int64_t>(e, detail::ReduceOp::argmin, a);
+}
+template <ArrayLike E> Array<std::int64_t> argmax(const E& e, const Axes& a) {
+    return detail::along<std::int64_t>(e, detail::ReduceOp::argmax, a);
+}
+// numpy.prod of everything (integers in 64 bits, as sum).
+template <ArrayLike E> auto prod(const E& e) {
+    constexpr DType t = detail::sum_type(detail::operand_dtype<E>());
+    return DeviceScalar<type_of_t<t>>(detail::reduce_all(*detail::expr_node(e), detail::ReduceOp::prod));
+}
+// numpy.mean, var and std (ddof: the divisor is the count less ddof): float64 for integers, the
+// real type for var and std of complex. Over everything (a DeviceScalar) or along axes. Call std
+// qualified, xgpu::std(x): after `using namespace xgpu`, a bare std(x) is ambiguous.
+template <ArrayLike E> auto mean(const E& e) {
+    using T = type_of_t<detail::mean_type(detail::operand_dtype<E>())>;
+    return DeviceScalar<T>(detail::moment_of<T>(e, detail::Moment::mean, nullptr, 0).desc());
+}
+template <ArrayLike E> auto mean(const E& e, const Axes& a) {
+    return detail::moment_of<type_of_t<detail::mean_type(detail::operand_dtype<E>())>>(e, detail::Moment::mean, &a, 0);
+}
+template <ArrayLike E> auto var(const E& e, double ddof = 0) {
+    using T = type_of_t<real_type(detail::mean_type(detail::operand_dtype<E>()))>;
+    return DeviceScalar<T>(detail::moment_of<T>(e, detail::Moment::var, nullptr, ddof).desc());
+}
+template <ArrayLike E> auto var(const E& e, const Axes& a, double ddof = 0) {
+    return detail::moment_of<type_of_t<real_type(detail::mean_type(detail::operand_dtype<E>()))>>(
+        e, detail::Moment::var, &a, ddof);
+}
+template <ArrayLike E> auto std(const E& e, double ddof = 0) {
+    using T = type_of_t<real_type(detail::mean_type(detail::operand_dtype<E>()))>;
+    return DeviceScalar<T>(detail::moment_of<T>(e, detail::Moment::std, nullptr, ddof).desc());
+}
+template <ArrayLike E> auto std(const E& e, const Axes& a, double ddof = 0) {
+    return detail::moment_of<type_of_t<real_type(detail::mean_type(detail::operand_dtype<E>()))>>(
+        e, detail::Moment::std, &a, ddof);
 }
 
 // PyOpenCL's ReductionKernel: `map` over index i and the arguments, combined by `reduce` (an

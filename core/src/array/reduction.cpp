@@ -75,7 +75,7 @@ ReduceSpec make_spec(ReduceOp op, DType t);
 const ReduceSpec& cached_spec(ReduceOp op, DType t) {
     // Specs are pure functions of (op, type): each is built once (they are strings), and looked up
     // without a lock. A combination that is refused throws each time it is asked for.
-    constexpr std::size_t ops = std::size_t(ReduceOp::norm_inf) + 1, types = std::size_t(DType::complex128) + 1;
+    constexpr std::size_t ops = std::size_t(ReduceOp::prod) + 1, types = std::size_t(DType::complex128) + 1;
     struct Entry {
         std::once_flag once;
         std::optional<ReduceSpec> spec;
@@ -113,6 +113,15 @@ ReduceSpec make_spec(ReduceOp op, DType t) {
         accumulate_in(s, a);
         s.neutral = cpx ? std::string(dev(a)) + "_make(0, 0)" : fmt::format("({})0", dev(a));
         s.reduce = cpx ? std::string(dev(a)) + "_add(a, b)" : "a + b";
+        s.map = convert_code("v", t, a);
+        break;
+    }
+    case ReduceOp::prod: {
+        const DType a = sum_type(t);
+        s.name = "prod";
+        accumulate_in(s, a);
+        s.neutral = cpx ? std::string(dev(a)) + "_make(1, 0)" : fmt::format("({})1", dev(a));
+        s.reduce = cpx ? std::string(dev(a)) + "_mul(a, b)" : "a * b";
         s.map = convert_code("v", t, a);
         break;
     }
@@ -902,29 +911,86 @@ ArrayDesc reduce_all(const Node& expr, ReduceOp op, std::optional<DType> out_typ
 }
 
 ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
-    const Context& ctx = node_context(expr);
     const Shape shape = result_shape(expr);
     if (axis >= shape.size())
         throw InvalidArgument(
             fmt::format("xgpu: axis {} is out of range for an array of shape {}", axis, to_string(shape)));
-    const ReduceSpec& spec = cached_spec(op, expr.type);
-    std::vector<std::size_t> perm;
-    Shape out_shape, permuted;
-    for (std::size_t d = 0; d < shape.size(); ++d)
-        if (d != axis) {
-            perm.push_back(d);
-            out_shape.push_back(shape[d]);
-            permuted.push_back(shape[d]);
-        }
-    perm.push_back(axis);
-    permuted.push_back(shape[axis]);
-    const std::uint64_t m = shape[axis], rows = shape_size(out_shape);
+    return reduce_axes(expr, op, {axis}, false);
+}
+
+std::vector<std::size_t> normalise_axes(std::span<const std::int64_t> axes, std::size_t ndim, bool all) {
+    std::vector<std::size_t> out;
+    if (all) {
+        for (std::size_t d = 0; d < ndim; ++d)
+            out.push_back(d);
+        return out;
+    }
+    const auto n = std::int64_t(ndim);
+    for (const std::int64_t a : axes) {
+        if (a < -n || a >= n)
+            throw ShapeError(fmt::format("xgpu: axis {} is out of bounds for an array of dimension {}", a, ndim));
+        const std::size_t d = std::size_t(a < 0 ? a + n : a);
+        if (std::find(out.begin(), out.end(), d) != out.end())
+            throw ShapeError(fmt::format("xgpu: axis {} is repeated", a));
+        out.push_back(d);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+ArrayDesc reduce_axes(const Node& expr, ReduceOp op, std::vector<std::size_t> axes, bool keepdims,
+                      std::optional<DType> out_type) {
+    const Context& ctx = node_context(expr);
+    const Shape shape = result_shape(expr);
+    std::sort(axes.begin(), axes.end());
+    for (std::size_t k = 0; k < axes.size(); ++k)
+        if (axes[k] >= shape.size() || (k && axes[k] == axes[k - 1]))
+            throw InvalidArgument(
+                fmt::format("xgpu: axes out of range or repeated for an array of shape {}", to_string(shape)));
+    const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+    if (arg && axes.size() != 1 && shape.size() != 0)
+        throw InvalidArgument("xgpu: argmin and argmax take one axis (or none: of the flattened array)");
+    Shape out_shape, kept;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        const bool reduced = std::binary_search(axes.begin(), axes.end(), d);
+        if (!reduced) kept.push_back(shape[d]);
+        if (!reduced || keepdims) out_shape.push_back(reduced ? 1 : shape[d]);
+    }
+    if (kept.empty()) // every axis: the whole reduction
+        return reshape(reduce_all(expr, op, out_type), out_shape);
+    ReduceSpec spec = cached_spec(op, expr.type);
+    if (arg) { // the place along the reduced axis, not the flat index
+        spec.map = "xgpu_arg_make(v, (int64_t)XGPU_POS)";
+        spec.name += "|pos";
+    }
+    if (out_type && *out_type != spec.out) {
+        spec.name += fmt::format("|to_{}", name(*out_type));
+        spec.finish = *out_type == DType::bool_ ? "(uint8_t)(a != 0)"
+                                                : "(" + std::string(dev(*out_type)) + ")(" + spec.finish + ")";
+        spec.out = *out_type;
+    }
+    std::uint64_t m = 1;
+    for (const std::size_t d : axes)
+        m *= shape[d];
+    const std::uint64_t rows = shape_size(kept);
     if (m == 0 && rows > 0 && needs_identity(op))
         throw InvalidArgument(fmt::format("xgpu: {} along an empty axis: the operation has no identity", spec.name));
     register_shape_problems();
+    ArrayDesc out = make_array(ctx, spec.out, kept, Order::C);
+    if (rows == 0) return reshape(out, out_shape);
+    // The innermost axis reduced: a work-group a row of the kept axes, reading along the reduced
+    // ones (kept axes first, then the reduced); else a work-item a column, reading the reduced axes
+    // row after row (reduced first, then the kept), consecutive work-items on consecutive elements.
+    const bool rows_kernel = axes.back() + 1 == shape.size();
+    std::vector<std::size_t> perm;
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t d = 0; d < shape.size(); ++d)
+            if (std::binary_search(axes.begin(), axes.end(), d) == (rows_kernel ? pass == 1 : pass == 0))
+                perm.push_back(d);
+    Shape permuted;
+    for (const std::size_t d : perm)
+        permuted.push_back(shape[d]);
     const LaunchShape shape_of_launch = codegen::sized_launch_shape(ctx, KernelFamily::reduction, expr.type, m);
-    ArrayDesc out = make_array(ctx, spec.out, out_shape, Order::C);
-    if (rows == 0) return out;
     const NodePtr p = permute(expr, perm);
     codegen::Lowered map = lower_map(*p, ctx, permuted, codegen::Want::key_and_arguments);
     Kernels k(ctx, "reduce|" + spec.name + '|' + map.key + '|' + shape_of_launch.key(), [&] {
@@ -934,11 +1000,66 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     });
     std::vector<KernelArg> args = std::move(map.args);
     const std::int64_t off = out.offset;
-    args.push_back(make_arg(out.buffer));
-    args.push_back(make_arg(off));
-    args.push_back(make_arg(m));
-    const std::size_t wg = shape_of_launch.group_size;
-    k("xgpu_reduce_axis").launch_args(ctx.current_queue(), Grid{std::size_t(rows) * wg, wg}, args);
+    const Queue q = ctx.current_queue();
+    if (rows_kernel) {
+        args.push_back(make_arg(out.buffer));
+        args.push_back(make_arg(off));
+        args.push_back(make_arg(m));
+        const std::size_t wg = shape_of_launch.group_size;
+        k("xgpu_reduce_axis").launch_args(q, Grid{std::size_t(rows) * wg, wg}, args);
+    } else {
+        // Enough columns and chunks of rows in flight to fill the device: chunks of at least 16
+        // rows, until columns x chunks reach 2048 work-items per compute unit on GPUs (64 on CPUs).
+        const DeviceInfo& d = ctx.device().info();
+        const std::uint64_t wg = codegen::stream_group(d), cols = rows;
+        const std::uint64_t want =
+            std::uint64_t(std::max(1u, d.compute_units)) * (d.type == DeviceType::cpu ? 64 : 2048);
+        const std::uint64_t chunks_wanted =
+            std::clamp<std::uint64_t>((want + cols - 1) / cols, 1, std::max<std::uint64_t>(m / 16, 1));
+        const std::uint64_t per_chunk = std::max<std::uint64_t>((m + chunks_wanted - 1) / chunks_wanted, 1);
+        const std::uint64_t chunks =
+            std::min<std::uint64_t>(std::max<std::uint64_t>((m + per_chunk - 1) / per_chunk, 1), 65535);
+        const std::uint64_t rows_per_chunk = (m + chunks - 1) / chunks;
+        const Buffer partial = chunks > 1 ? ctx.pool().allocate(chunks * cols * spec.acc_bytes) : out.buffer;
+        args.push_back(make_arg(partial));
+        args.push_back(make_arg(out.buffer));
+        args.push_back(make_arg(off));
+        args.push_back(make_arg(cols));
+        args.push_back(make_arg(m));
+        args.push_back(make_arg(std::max<std::uint64_t>(rows_per_chunk, 1)));
+        const std::size_t groups = std::size_t((cols + wg - 1) / wg);
+        k("xgpu_reduce_columns").launch_args(q, Grid{Range(groups * wg, std::size_t(chunks)), Range(wg, 1)}, args);
+        if (chunks > 1)
+            k("xgpu_reduce_columns_final")
+                .launch(q, Grid{groups * wg, std::size_t(wg)}, partial, chunks, out.buffer, off, cols);
+    }
+    return keepdims ? reshape(out, out_shape) : out;
+}
+
+ArrayDesc moment(const Node& expr, Moment m, std::vector<std::size_t> axes, bool keepdims, double ddof) {
+    const Shape shape = result_shape(expr);
+    double count = 1;
+    for (const std::size_t d : axes)
+        count *= double(d < shape.size() ? shape[d] : 1);
+    const DType t = expr.type, mt = mean_type(t), rt = real_type(mt);
+    require_fp64(node_context(expr), mt);
+    const auto divided = [&](const ArrayDesc& s, double by, DType type) {
+        ArrayDesc out = make_array(s.context, type, s.shape, Order::C);
+        const double v = by;
+        evaluate(*op_node("div", type, array_node(s), scalar_node(type, &v, DType::float64)), out);
+        return out;
+    };
+    if (m == Moment::mean) return divided(reduce_axes(expr, ReduceOp::sum, axes, keepdims, mt), count, mt);
+    // Two passes, as numpy: the mean, then the mean square of the deviations from it.
+    const ArrayDesc mean = moment(expr, Moment::mean, axes, true);
+    const NodePtr x = std::make_shared<Node>(expr);
+    const NodePtr dev = op_node("sub", mt, x, array_node(mean));
+    const NodePtr sq = kind(mt) == Kind::complex ? op_node("mul", rt, op_node("abs", rt, dev), op_node("abs", rt, dev))
+                                                 : op_node("mul", rt, dev, dev);
+    const ArrayDesc var = divided(reduce_axes(*sq, ReduceOp::sum, axes, keepdims, rt), std::max(count - ddof, 0.0), rt);
+    if (m == Moment::var) return var;
+    ArrayDesc out = make_array(var.context, rt, var.shape, Order::C);
+    evaluate(*op_node("sqrt", rt, array_node(var)), out);
     return out;
 }
 
