@@ -83,12 +83,10 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 #define XGPU_FLOAT_BITS(f) __float_as_uint(f)
 #define XGPU_DOUBLE_BITS(d) ((unsigned long long)__double_as_longlong(d))
 
-/* Warp votes (XGPU_HAS_WARP_MATCH, compute capability 7.0 and later): the mask of the lanes whose
- * 32-bit v equals this lane's, all 32 lanes taking part; the mask of the lanes below this one */
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
-#define XGPU_HAS_WARP_MATCH 1
-#define XGPU_MATCH_ANY(v) __match_any_sync(0xffffffffu, (unsigned)(v))
-#endif
+/* Warp votes (XGPU_HAS_WARP_BALLOT): the mask of the lanes whose predicate is nonzero, all 32
+ * lanes taking part; the mask of the lanes below this one */
+#define XGPU_HAS_WARP_BALLOT 1
+#define XGPU_BALLOT(pred) __ballot_sync(0xffffffffu, (pred))
 __device__ __forceinline__ unsigned xgpu_lanemask_lt_() {
     unsigned r;
     asm("mov.u32 %0, %%lanemask_lt;" : "=r"(r));

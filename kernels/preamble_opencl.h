@@ -190,12 +190,12 @@ XGPU_DEVICE_FN double xgpu_shfl_xor_double(double v, uint m) {
 #endif
 #define XGPU_SHUFFLE_DOWN_T(type, v, offset) xgpu_shfl_down_##type((v), (offset))
 #define XGPU_SHUFFLE_XOR_T(type, v, mask) xgpu_shfl_xor_##type((v), (mask))
-/* ... and its warp votes (XGPU_HAS_WARP_MATCH): the lanes whose v equals this lane's, the lanes
+/* ... and its warp votes (XGPU_HAS_WARP_BALLOT): the lanes whose predicate is nonzero, the lanes
  * below this one */
-#define XGPU_HAS_WARP_MATCH 1
-XGPU_DEVICE_FN uint xgpu_match_any_(uint v) {
+#define XGPU_HAS_WARP_BALLOT 1
+XGPU_DEVICE_FN uint xgpu_ballot_(uint v) {
     uint r;
-    asm volatile("match.any.sync.b32 %0, %1, -1;" : "=r"(r) : "r"(v));
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.ballot.b32 %0, p, -1; }" : "=r"(r) : "r"(v));
     return r;
 }
 XGPU_DEVICE_FN uint xgpu_lanemask_lt_(void) {
@@ -203,6 +203,6 @@ XGPU_DEVICE_FN uint xgpu_lanemask_lt_(void) {
     asm("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
     return r;
 }
-#define XGPU_MATCH_ANY(v) xgpu_match_any_((uint)(v))
+#define XGPU_BALLOT(pred) xgpu_ballot_((uint)((pred) != 0))
 #define XGPU_LANEMASK_LT() xgpu_lanemask_lt_()
 #endif

@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from . import _array as _array_module
 from . import _xgpu
 from ._array import Array, _axis, _fold, compute_pending, empty, full, to_device, zeros
 from ._errors import DTypeError
@@ -314,23 +315,18 @@ def _no_extras(extra_args, preamble, what):
 
 
 def _mask_of(self, key):
-    """A boolean index (an xgpu or numpy bool array) as an xgpu array, or None for other keys."""
-    if isinstance(key, Array) and key.dtype == np.bool_:
-        mask = key
-    elif isinstance(key, np.ndarray) and key.dtype == np.bool_:
-        mask = to_device(self.context, key)
-    else:
-        return None
+    """A boolean index (an xgpu or numpy bool array) as an xgpu array of the array's leading shape."""
+    mask = key if isinstance(key, Array) else to_device(self.context, key)
     if mask.ndim == 0 or mask.ndim > self.ndim or mask.shape != self.shape[:mask.ndim]:
         raise IndexError(f"xgpu: a boolean index of shape {mask.shape} does not match the indexed array's "
                          f"shape {self.shape}")
     return mask
 
 
-def _getitem(self, key):
+def _masked_get(self, key):
+    """numpy's a[mask]: the elements (or, for a mask of the leading dimensions, the sub-arrays)
+    where the mask holds, in C order."""
     mask = _mask_of(self, key)
-    if mask is None:
-        return _plain_getitem(self, key)
     if mask.ndim == self.ndim:
         return Array(_xgpu.masked(self.desc, _node(mask)))
     # A mask of the leading dimensions: whole sub-arrays, taken by their flat indices.
@@ -345,10 +341,9 @@ def _getitem(self, key):
     return picked.reshape((rows.size, *rest))
 
 
-def _setitem(self, key, value):
+def _masked_set(self, key, value):
+    """numpy's a[mask] = value (a scalar, or one value per element where the mask holds)."""
     mask = _mask_of(self, key)
-    if mask is None:
-        return _plain_setitem(self, key, value)
     if mask.ndim != self.ndim:
         raise NotImplementedError("xgpu: assignment through a boolean index of fewer dimensions than the array")
     compute_pending()
@@ -360,8 +355,12 @@ def _setitem(self, key, value):
     _xgpu.assign_masked(self.desc, _node(mask), values.desc)
 
 
-_plain_getitem, _plain_setitem = Array.__getitem__, Array.__setitem__
-Array.__getitem__, Array.__setitem__ = _getitem, _setitem
+class _Masks:
+    get = staticmethod(_masked_get)
+    set = staticmethod(_masked_set)
+
+
+_array_module._masks = _Masks
 Array.sort = _sort_method
 Array.argsort = _argsort_method
 Array.sort.__name__, Array.argsort.__name__ = "sort", "argsort"

@@ -370,6 +370,8 @@ class Array:
         return d
 
     def __getitem__(self, key):
+        if _is_mask(key):
+            return _masks.get(self, key)
         return Array(self._view(key))
 
     def __iter__(self):
@@ -379,6 +381,8 @@ class Array:
 
     def __setitem__(self, key, value):
         temporary = sys.getrefcount(value) <= _T_SETITEM
+        if _is_mask(key):
+            return _masks.set(self, key, value)
         _write(self._view(key), value, temporary)
 
     def fill(self, value):
@@ -554,6 +558,14 @@ def from_dlpack(context, tensor):
         raise InvalidArgument(f"xgpu: from_dlpack takes CUDA tensors; this one is on DLPack device type "
                               f"{int(device[0])} (copy it to the GPU, or use xgpu.to_device for host arrays)")
     return Array(_xgpu.from_dlpack(context, tensor))
+
+
+# Boolean masks as indices (numpy's a[mask] and a[mask] = v), served by xgpu._algorithms.
+_masks = None
+
+
+def _is_mask(key):
+    return (type(key) is Array and key._dtype == "bool") or (isinstance(key, np.ndarray) and key.dtype == np.bool_)
 
 
 def _axis(axis, ndim):
