@@ -8,6 +8,7 @@
 #include <limits>
 
 #include <xgpu/reduction.hpp>
+#include <xgpu/scan.hpp>
 
 #include "support.hpp"
 
@@ -230,5 +231,37 @@ TEST_CASE("Reductions along axes check their arguments before launching") {
         CHECK(sum(zeros<float>(ctx, {3, 0}), Axes{1}).get() == std::vector<float>(3, 0.0f));
         CHECK(sum(x, Axes{0, 1}.keepdims()).shape() == Shape{1, 1});
         ctx.queue().finish();
+    }
+}
+
+TEST_CASE("cumsum and cumprod along every axis of 3-D arrays, of views and expressions") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const Shape shape{4, 5, 301};
+        const auto h = test::random_vector<std::int32_t>(shape_size(shape), -3, 3);
+        const auto x = to_device(ctx, h, shape);
+        const std::size_t strides[3] = {5 * 301, 301, 1};
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            std::vector<std::int64_t> sums(h.size()), prods(h.size());
+            for (std::size_t i = 0; i < h.size(); ++i) {
+                const std::size_t pos = i / strides[axis] % shape[axis];
+                const std::int64_t f = h[i] > 0 ? -1 : 1;
+                sums[i] = pos ? sums[i - strides[axis]] + h[i] : h[i];
+                prods[i] = pos ? prods[i - strides[axis]] * f : f;
+            }
+            CHECK(cumsum(x, std::int64_t(axis)).get() == sums);
+            CHECK(cumsum(x, std::int64_t(axis) - 3).shape() == shape);
+            CHECK(cumprod(where(x > 0, std::int32_t(-1), std::int32_t(1)), std::int64_t(axis)).get() == prods);
+        }
+        const auto f = to_device(ctx, std::vector<float>{1, 2, 3, 4});
+        CHECK(cumprod(f).get() == std::vector<float>{1, 2, 6, 24});
+        CHECK_THROWS_AS(cumsum(x, 3), ShapeError);
+        // A transposed view.
+        const auto t = x.transpose({2, 0, 1});
+        const auto got = cumsum(t, 0).get(); // along x's last axis
+        std::int64_t run = 0;
+        for (std::size_t k = 0; k < 301; ++k) {
+            run += h[k];
+            CHECK(got[k * 20] == run);
+        }
     }
 }

@@ -55,8 +55,9 @@ Order order_from_name(std::string_view o) {
 detail::ReduceOp reduce_op(std::string_view op) {
     using R = detail::ReduceOp;
     static constexpr std::pair<const char*, R> ops[] = {
-        {"sum", R::sum}, {"min", R::min}, {"max", R::max},     {"argmin", R::argmin}, {"argmax", R::argmax},
-        {"any", R::any}, {"all", R::all}, {"norm1", R::norm1}, {"norm2", R::norm2},   {"norm_inf", R::norm_inf}};
+        {"sum", R::sum},       {"min", R::min},           {"max", R::max},  {"argmin", R::argmin},
+        {"argmax", R::argmax}, {"any", R::any},           {"all", R::all},  {"norm1", R::norm1},
+        {"norm2", R::norm2},   {"norm_inf", R::norm_inf}, {"prod", R::prod}};
     for (const auto& [name, r] : ops)
         if (op == name) return r;
     throw nb::value_error(("xgpu: no reduction '" + std::string(op) + "'").c_str());
@@ -295,6 +296,36 @@ void bind_array(nb::module_& m) {
         nb::gil_scoped_release unlocked;
         return detail::reduce_axis(*n.p, r, axis);
     });
+    // Along several axes (sorted, no repeats) with keepdims, and numpy's mean, var and std.
+    m.def(
+        "reduce_axes",
+        [](const Node& n, std::string_view op, std::vector<std::size_t> axes, bool keepdims,
+           std::optional<std::string_view> out) {
+            const auto r = reduce_op(op);
+            const auto t = out ? std::optional<DType>(dtype_from_name(*out)) : std::nullopt;
+            nb::gil_scoped_release unlocked;
+            return detail::reduce_axes(*n.p, r, std::move(axes), keepdims, t);
+        },
+        nb::arg("node"), nb::arg("op"), nb::arg("axes"), nb::arg("keepdims"), nb::arg("out").none() = nb::none());
+    m.def(
+        "moment",
+        [](const Node& n, std::string_view which, std::vector<std::size_t> axes, bool keepdims, double ddof) {
+            const detail::Moment k = which == "mean"  ? detail::Moment::mean
+                                     : which == "var" ? detail::Moment::var
+                                     : which == "std" ? detail::Moment::std
+                                                      : throw nb::value_error("xgpu: no such moment");
+            nb::gil_scoped_release unlocked;
+            return detail::moment(*n.p, k, std::move(axes), keepdims, ddof);
+        },
+        nb::arg("node"), nb::arg("which"), nb::arg("axes"), nb::arg("keepdims"), nb::arg("ddof"));
+    m.def(
+        "scan_axis",
+        [](const detail::ScanOp& op, const Node& in, const ArrayDesc& out, std::size_t axis, bool inclusive) {
+            nb::gil_scoped_release unlocked;
+            detail::scan_axis(op, *in.p, out, axis, inclusive);
+        },
+        nb::arg("op"), nb::arg("input"), nb::arg("out"), nb::arg("axis"), nb::arg("inclusive"));
+    m.def("mean_type", [d](std::string_view a) { return dtype_name(detail::mean_type(d(a))); });
     // Sorting (xgpu/sort.hpp): a sorted copy, the stable indices, keys and values in place.
     m.def(
         "sort",

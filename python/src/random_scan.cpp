@@ -33,6 +33,8 @@ void bind_random_scan(nb::module_& m) {
         .def_ro("context", &detail::ScanOp::ctx);
     m.def("sum_op",
           [](const Context& ctx, std::string_view dtype) { return detail::sum_op(ctx, dtype_from_name(dtype)); });
+    m.def("prod_op",
+          [](const Context& ctx, std::string_view dtype) { return detail::prod_op(ctx, dtype_from_name(dtype)); });
 }
 
 } // namespace xgpu::python

@@ -29,7 +29,7 @@ from ._array import __all__ as _array_names  # noqa: E402
 from ._algorithms import *  # noqa: E402,F401,F403
 from ._algorithms import __all__ as _algorithm_names  # noqa: E402
 from ._kernels import (ElementwiseKernel, ExclusiveScanKernel, Grid, InclusiveScanKernel, ReductionKernel,  # noqa: E402
-                       ScanKernel, cumsum)
+                       ScanKernel, cumprod, cumsum)
 from . import amg, random, solvers, sparse  # noqa: E402
 from .image import Image, ImageFormat, Sampler, create_image, image_from_array  # noqa: E402
 from ._config import show_config  # noqa: E402
@@ -39,7 +39,7 @@ __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgume
            "DTypeError", "ArrayHasOffsetError",
            "BackendUnavailable", "BackendError", "BackendStatus", "Context", "Device", "Event", "Kernel", "Local",
            "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
-           "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "amg", "random", "solvers",
+           "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "cumprod", "amg", "random", "solvers",
            "sparse", "Image",
            "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", *_array_names,
            *_algorithm_names]

@@ -4,7 +4,8 @@ from ._array import (Array as Array, compute_pending as compute_pending, empty a
     zeros as zeros, ones as ones, empty_like as empty_like, zeros_like as zeros_like, ones_like as ones_like,
     full_like as full_like, arange as arange, to_device as to_device, maximum as maximum, minimum as minimum,
     power as power, fmod as fmod, floor_divide as floor_divide, atan2 as atan2, arctan2 as arctan2, hypot as hypot,
-    logical_and as logical_and, logical_or as logical_or, where as where, sum as sum, min as min, max as max,
+    logical_and as logical_and, logical_or as logical_or, where as where, sum as sum, prod as prod, mean as mean,
+    var as var, std as std, min as min, max as max,
     amin as amin, amax as amax, argmin as argmin, argmax as argmax, any as any, all as all, dot as dot, vdot as vdot,
     norm as norm, diff as diff, from_dlpack as from_dlpack, DeviceData as DeviceData, sin as sin, cos as cos,
     tan as tan, asin as asin, acos as acos, atan as atan, sinh as sinh, cosh as cosh, tanh as tanh, asinh as asinh,
@@ -25,7 +26,7 @@ from ._errors import (Error as Error, CompileError as CompileError, OutOfMemory 
     BackendError as BackendError)
 from ._kernels import (ElementwiseKernel as ElementwiseKernel, ReductionKernel as ReductionKernel,
     ScanKernel as ScanKernel, InclusiveScanKernel as InclusiveScanKernel, ExclusiveScanKernel as ExclusiveScanKernel,
-    Grid as Grid, cumsum as cumsum)
+    Grid as Grid, cumsum as cumsum, cumprod as cumprod)
 from ._xgpu import (BackendStatus as BackendStatus, Context as Context, Device as Device, Event as Event,
     Kernel as Kernel, Local as Local, Program as Program, Queue as Queue, backend_names as backend_names,
     backends as backends)
@@ -39,7 +40,7 @@ __all__ = ["amg", "random", "solvers", "sparse", "sort", "argsort", "sort_by_key
            "empty", "full", "zeros", "ones",
            "empty_like", "zeros_like", "ones_like", "full_like", "arange", "to_device", "maximum", "minimum",
            "power", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logical_and", "logical_or", "where",
-           "sum", "min", "max", "amin", "amax", "argmin", "argmax", "any", "all", "dot", "vdot", "norm", "diff",
+           "sum", "prod", "mean", "var", "std", "min", "max", "amin", "amax", "argmin", "argmax", "any", "all", "dot", "vdot", "norm", "diff",
            "from_dlpack", "DeviceData", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
            "asinh", "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt",
            "erf", "erfc", "fabs", "rint", "round", "floor", "ceil", "trunc", "abs", "real", "imag", "conj",
@@ -47,6 +48,6 @@ __all__ = ["amg", "random", "solvers", "sparse", "sort", "argsort", "sort_by_key
            "conjugate", "logical_not", "show_config", "Error", "CompileError", "OutOfMemory", "LaunchError",
            "InvalidArgument", "ShapeError", "AxisError", "DTypeError", "ArrayHasOffsetError", "BackendUnavailable",
            "BackendError", "ElementwiseKernel", "ReductionKernel", "ScanKernel", "InclusiveScanKernel",
-           "ExclusiveScanKernel", "Grid", "cumsum", "BackendStatus", "Context", "Device", "Event", "Kernel",
+           "ExclusiveScanKernel", "Grid", "cumsum", "cumprod", "BackendStatus", "Context", "Device", "Event", "Kernel",
            "Local", "Program", "Queue", "backend_names", "backends", "Image", "ImageFormat", "Sampler",
            "create_image", "image_from_array"]

@@ -23,7 +23,8 @@ from ._errors import ArrayHasOffsetError, AxisError, DTypeError, InvalidArgument
 
 __all__ = ["Array", "compute_pending", "empty", "full", "zeros", "ones", "empty_like", "zeros_like", "ones_like",
            "full_like", "arange", "to_device", "maximum", "minimum", "power", "fmod", "floor_divide", "atan2",
-           "arctan2", "hypot", "logical_and", "logical_or", "where", "sum", "min", "max", "amin", "amax", "argmin",
+           "arctan2", "hypot", "logical_and", "logical_or", "where", "sum", "prod", "mean", "var", "std", "min", "max",
+           "amin", "amax", "argmin",
            "argmax", "any", "all", "dot", "vdot", "norm", "diff", "from_dlpack", "DeviceData"]
 
 # Expressions not yet computed (computed before any write, see compute_pending).
@@ -480,22 +481,25 @@ class Array:
     # The operators are defined below the class (_define_operators).
 
     # -- reductions as methods ---------------------------------------------------------------------
-    def sum(self, axis=None, dtype=None, initial=None):
-        """numpy's sum: over all elements (a 0-d device array) or along ``axis``."""
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+        """numpy's sum: over all elements (a 0-d device array) or along ``axis`` (an int or a tuple)."""
         temporary = sys.getrefcount(self) <= _T_METHOD
+        _no_out(out, "sum")
         if dtype is None and initial is None:
-            return _reduce("sum", self, temporary, axis)
-        return sum(self, axis, dtype, initial)
+            return _reduce("sum", self, temporary, axis, keepdims=keepdims)
+        return sum(self, axis, dtype, keepdims=keepdims, initial=initial)
 
-    def min(self, axis=None, initial=None):
+    def min(self, axis=None, out=None, keepdims=False, initial=None):
         """numpy's min: over all elements (a 0-d device array) or along ``axis``."""
         temporary = sys.getrefcount(self) <= _T_METHOD
-        return _extremum("min", self, temporary, axis, initial)
+        _no_out(out, "min")
+        return _extremum("min", self, temporary, axis, initial, keepdims)
 
-    def max(self, axis=None, initial=None):
+    def max(self, axis=None, out=None, keepdims=False, initial=None):
         """numpy's max: over all elements (a 0-d device array) or along ``axis``."""
         temporary = sys.getrefcount(self) <= _T_METHOD
-        return _extremum("max", self, temporary, axis, initial)
+        _no_out(out, "max")
+        return _extremum("max", self, temporary, axis, initial, keepdims)
 
     def dot(self, other):
         """The dot product with another vector (no conjugation), a 0-d device array."""
@@ -998,13 +1002,30 @@ def _widened(node, dtype):
     return _op_node("add", node, zero)
 
 
-def _reduce(op, x, temporary, axis=None, out=None, widen=None):
+def _axes(axis, ndim):
+    """numpy's axis argument of the reductions: None (every axis), an int or a tuple of ints, each
+    normalised (AxisError out of range; a repeat is a ValueError), sorted."""
+    if axis is None:
+        return list(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    out = [_axis(a, ndim) for a in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"xgpu: duplicate value in 'axis': {axis}")
+    return sorted(out)
+
+
+def _no_out(out, what):
+    if out is not None:
+        raise NotImplementedError(f"xgpu: {what}: out= is not supported; assign the result instead")
+
+
+def _reduce(op, x, temporary, axis=None, out=None, widen=None, keepdims=False):
     if not isinstance(x, Array):
         raise TypeError(f"xgpu: a reduction takes an xgpu array, not {type(x).__name__}")
     node = _widened(_fold(x, temporary)[0], widen)
-    if axis is None:
+    if axis is None and not keepdims:
         return Array(_xgpu.reduce_all(node, op, out))
-    return Array(_xgpu.reduce_axis(node, op, _axis(axis, len(x.shape))))
+    return Array(_xgpu.reduce_axes(node, op, _axes(axis, len(x.shape)), bool(keepdims), out))
 
 
 def _with_initial(result, initial, combine):
@@ -1014,38 +1035,80 @@ def _with_initial(result, initial, combine):
     return combine(result, initial)
 
 
-def sum(a, axis=None, dtype=None, initial=None):  # noqa: A001 (numpy's name)
-    """The sum as a 0-d device array (or along ``axis``); integers accumulate in 64 bits as
-    numpy's; ``dtype``: the result's type, and the accumulator's where it is wider than the
-    elements' (float32 summed in float64); ``initial``: a value added in."""
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None):  # noqa: A001 (numpy's name)
+    """The sum as a 0-d device array (or along ``axis``, an int or a tuple); integers accumulate in
+    64 bits as numpy's; ``dtype``: the result's type, and the accumulator's where it is wider than
+    the elements' (float32 summed in float64); ``initial``: a value added in."""
     temporary = sys.getrefcount(a) <= _T_ARG
+    _no_out(out, "sum")
     out = None if dtype is None else dtype_name(dtype)
-    if out is not None and axis is not None:
-        return _reduce("sum", a, temporary, axis, widen=out).astype(out, copy=False)
-    result = _reduce("sum", a, temporary, axis, out, widen=out)
+    result = _reduce("sum", a, temporary, axis, out, widen=out, keepdims=keepdims)
     return _with_initial(result, initial, lambda r, i: (r + i).astype(r.dtype))
 
 
-def _extremum(op, a, temporary, axis, initial):
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    """numpy.prod: the product as a 0-d device array or along ``axis``; integers in 64 bits as
+    numpy's; ``dtype`` as sum's."""
+    temporary = sys.getrefcount(a) <= _T_ARG
+    _no_out(out, "prod")
+    out = None if dtype is None else dtype_name(dtype)
+    result = _reduce("prod", a, temporary, axis, out, widen=out, keepdims=keepdims)
+    return _with_initial(result, initial, lambda r, i: (r * i).astype(r.dtype))
+
+
+def _extremum(op, a, temporary, axis, initial, keepdims=False):
     if isinstance(a, Array) and a.dtype.kind == "c":
         raise DTypeError(f"xgpu: {op} of a complex array is not supported (numpy orders complex numbers "
                          "lexicographically; compare abs(a), a.real or a.imag instead)")
-    if initial is not None and isinstance(a, Array) and a.size == 0 and axis is None:
+    if initial is not None and isinstance(a, Array) and a.size == 0 and axis is None and not keepdims:
         return full(a.context, (), initial, a.dtype)
     combine = maximum if op == "max" else minimum
-    return _with_initial(_reduce(op, a, temporary, axis), initial, lambda r, i: combine(r, i).astype(r.dtype))
+    return _with_initial(_reduce(op, a, temporary, axis, keepdims=keepdims), initial,
+                         lambda r, i: combine(r, i).astype(r.dtype))
 
 
-def min(a, axis=None, initial=None):  # noqa: A001
+def min(a, axis=None, out=None, keepdims=False, initial=None):  # noqa: A001
     """numpy's min (amin): over all elements (a 0-d device array) or along ``axis``."""
     temporary = sys.getrefcount(a) <= _T_ARG
-    return _extremum("min", a, temporary, axis, initial)
+    _no_out(out, "min")
+    return _extremum("min", a, temporary, axis, initial, keepdims)
 
 
-def max(a, axis=None, initial=None):  # noqa: A001
+def max(a, axis=None, out=None, keepdims=False, initial=None):  # noqa: A001
     """numpy's max (amax): over all elements (a 0-d device array) or along ``axis``."""
     temporary = sys.getrefcount(a) <= _T_ARG
-    return _extremum("max", a, temporary, axis, initial)
+    _no_out(out, "max")
+    return _extremum("max", a, temporary, axis, initial, keepdims)
+
+
+def _moment(which, a, temporary, axis, dtype, ddof, keepdims):
+    if not isinstance(a, Array):
+        raise TypeError(f"xgpu: {which} takes an xgpu array, not {type(a).__name__}")
+    node = _widened(_fold(a, temporary)[0], None if dtype is None else dtype_name(dtype))
+    return Array(_xgpu.moment(node, which, _axes(axis, a.ndim), bool(keepdims), float(ddof)))
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """numpy.mean: float64 for integers and bool, else the elements' type; over everything or along
+    ``axis`` (an int or a tuple)."""
+    temporary = sys.getrefcount(a) <= _T_ARG
+    _no_out(out, "mean")
+    return _moment("mean", a, temporary, axis, dtype, 0, keepdims)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """numpy.var: the mean squared deviation from the mean (two passes), divided by the count less
+    ``ddof``; real for complex arrays."""
+    temporary = sys.getrefcount(a) <= _T_ARG
+    _no_out(out, "var")
+    return _moment("var", a, temporary, axis, dtype, ddof, keepdims)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """numpy.std: the square root of var."""
+    temporary = sys.getrefcount(a) <= _T_ARG
+    _no_out(out, "std")
+    return _moment("std", a, temporary, axis, dtype, ddof, keepdims)
 
 
 def diff(a, n=1, axis=-1):
@@ -1067,25 +1130,61 @@ def diff(a, n=1, axis=-1):
 amin, amax = min, max
 
 
-def _whole_reduction(op, threshold, doc):
-    """A reduction over the whole array, as a function (threshold _T_ARG) or a method (_T_METHOD)."""
+def _axis_reduction(op, threshold, doc):
+    """A reduction over the whole array or along an axis, as a function (threshold _T_ARG) or a
+    method (_T_METHOD): argmin and argmax take one axis, any and all a tuple too."""
 
-    def reduction(a):
+    def reduction(a, axis=None, out=None, keepdims=False):
         temporary = sys.getrefcount(a) <= threshold
-        return _reduce(op, a, temporary)
+        _no_out(out, op)
+        if op in ("argmin", "argmax") and isinstance(a, Array):
+            if isinstance(axis, tuple):
+                raise TypeError(f"xgpu: {op} takes one axis (an int) or None, not a tuple")
+            if axis is None and keepdims:
+                return _reduce(op, a, temporary).reshape((1,) * a.ndim)
+        return _reduce(op, a, temporary, axis, keepdims=keepdims)
 
     reduction.__name__, reduction.__doc__ = op, doc
     return reduction
 
 
-_WHOLE = {"argmin": "numpy.argmin of the flattened array, as a 0-d int64 device array.",
-          "argmax": "numpy.argmax of the flattened array, as a 0-d int64 device array.",
-          "any": "Whether any element is nonzero, as a 0-d bool device array.",
-          "all": "Whether every element is nonzero, as a 0-d bool device array."}
-argmin, argmax, any, all = (_whole_reduction(op, _T_ARG, doc) for op, doc in _WHOLE.items())  # noqa: A001
+_WHOLE = {"argmin": "numpy.argmin: the first minimum's index in the flattened array (a 0-d int64 device "
+                    "array), or its place along ``axis``.",
+          "argmax": "numpy.argmax: the first maximum's index in the flattened array (a 0-d int64 device "
+                    "array), or its place along ``axis``.",
+          "any": "Whether any element is nonzero (a 0-d bool device array), or along ``axis``.",
+          "all": "Whether every element is nonzero (a 0-d bool device array), or along ``axis``."}
+argmin, argmax, any, all = (_axis_reduction(op, _T_ARG, doc) for op, doc in _WHOLE.items())  # noqa: A001
 for _op, _doc in _WHOLE.items():
-    setattr(Array, _op, _whole_reduction(_op, _T_METHOD, _doc))
+    setattr(Array, _op, _axis_reduction(_op, _T_METHOD, _doc))
 del _op, _doc
+
+
+def _moment_method(which):
+    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        temporary = sys.getrefcount(self) <= _T_METHOD
+        _no_out(out, which)
+        return _moment(which, self, temporary, axis, dtype, ddof, keepdims)
+
+    method.__name__, method.__doc__ = which, f"numpy's a.{which}() (see xgpu.{which})."
+    return method
+
+
+def _mean_method(self, axis=None, dtype=None, out=None, keepdims=False):
+    """numpy's a.mean() (see xgpu.mean)."""
+    temporary = sys.getrefcount(self) <= _T_METHOD
+    _no_out(out, "mean")
+    return _moment("mean", self, temporary, axis, dtype, 0, keepdims)
+
+
+def _prod_method(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    """numpy's a.prod() (see xgpu.prod)."""
+    return prod(self, axis, dtype, out, keepdims, initial)
+
+
+Array.mean, Array.prod = _mean_method, _prod_method
+Array.mean.__name__, Array.prod.__name__ = "mean", "prod"
+Array.var, Array.std = _moment_method("var"), _moment_method("std")
 
 
 def dot(x, y, dtype=None):

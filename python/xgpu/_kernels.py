@@ -291,16 +291,30 @@ class ExclusiveScanKernel(ScanKernel):
         return self.exclusive(x, out, flags)
 
 
-def cumsum(x, dtype=None):
-    """numpy.cumsum without an axis: the running sum in C order as a 1-D array (bool and signed
-    integers to int64, unsigned to uint64, floats keep their type; or ``dtype``)."""
-    from ._array import _fold, empty
+def _running(op, x, axis, dtype, what):
+    from ._array import _axis, _fold, empty
 
     if not isinstance(x, Array):
-        raise DTypeError(f"xgpu.cumsum: expected an xgpu array, not {type(x).__name__}")
+        raise DTypeError(f"xgpu.{what}: expected an xgpu array, not {type(x).__name__}")
     dtype = _xgpu.sum_type(x._dtype) if dtype is None else dtype_name(dtype)
-    out = empty(x.context, (x.size,), dtype)
     node, _ = _fold(x, False)
     compute_pending()
-    _xgpu.scan(_xgpu.sum_op(x.context, dtype), node, out.desc, None, True)
+    make = _xgpu.sum_op if op == "sum" else _xgpu.prod_op
+    if axis is None:
+        out = empty(x.context, (x.size,), dtype)
+        _xgpu.scan(make(x.context, dtype), node, out.desc, None, True)
+    else:
+        out = empty(x.context, x.shape, dtype)
+        _xgpu.scan_axis(make(x.context, dtype), node, out.desc, _axis(axis, x.ndim), True)
     return out
+
+
+def cumsum(x, axis=None, dtype=None):
+    """numpy.cumsum: the running sum in C order as a 1-D array, or along ``axis`` of x's shape
+    (bool and signed integers to int64, unsigned to uint64, floats keep their type; or ``dtype``)."""
+    return _running("sum", x, axis, dtype, "cumsum")
+
+
+def cumprod(x, axis=None, dtype=None):
+    """numpy.cumprod: the running product, as cumsum."""
+    return _running("prod", x, axis, dtype, "cumprod")

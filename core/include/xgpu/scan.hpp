@@ -6,6 +6,7 @@
 //   sum.exclusive(x, y);                // y[i] = x[0] + ... + x[i-1]; y[0] = 0
 //   sum.inclusive(x, y, flags);         // segmented: a nonzero flag starts a new segment there
 //   auto c = xgpu::cumsum(x);           // numpy.cumsum: int8 -> int64, float32 -> float32
+//   auto r = xgpu::cumsum(m, 1);        // along an axis; cumprod likewise
 //   auto kept = xgpu::copy_if(x, x > 0);   // the elements where the predicate holds, in order
 //
 // Scans run over the elements in C order (multi-dimensional arrays as if flattened); input and
@@ -53,8 +54,12 @@ void compact(const ArrayDesc* x, const Node& pred, const ArrayDesc& out, const A
 // (values: 1-D, a's type; elements past its size are left alone).
 void place(const Node& mask, const ArrayDesc& values, const ArrayDesc& a);
 
-// The operator and neutral element of a sum of `type` (complex types through array.h).
+// The operator and neutral element of a sum of `type` (complex types through array.h), and of a
+// product.
 ScanOp sum_op(const Context& ctx, DType type);
+ScanOp prod_op(const Context& ctx, DType type);
+// out (of the input's shape) = the scan of `in` along `axis`, each line on its own.
+void scan_axis(const ScanOp& op, const Node& in, const ArrayDesc& out, std::size_t axis, bool inclusive);
 
 template <class F>
 concept ScanFlags = ArrayLike<F> &&(dtype_v<typename std::remove_cvref_t<F>::value_type> == DType::bool_ ||
@@ -121,6 +126,42 @@ template <ArrayLike E> auto cumsum(const E& x) {
     const Context& ctx = detail::node_context(*n);
     Array<R> out = empty<R>(ctx, {shape_size(detail::result_shape(*n))});
     detail::scan(detail::sum_op(ctx, dtype_v<R>), *n, out.desc(), nullptr, true);
+    return out;
+}
+
+namespace detail {
+// The running sums (prod: products) of the lines of x along `axis`, in numpy's type.
+template <ArrayLike E> auto scan_along(const E& x, std::int64_t axis, bool prod) {
+    using R = type_of_t<sum_type(operand_dtype<E>())>;
+    const NodePtr n = expr_node(x);
+    const Context& ctx = node_context(*n);
+    const Shape shape = result_shape(*n);
+    const std::int64_t nd = std::int64_t(shape.size());
+    if (axis < -nd || axis >= nd)
+        throw ShapeError("xgpu: " + std::string(prod ? "cumprod" : "cumsum") + ": axis " + std::to_string(axis) +
+                         " is out of bounds for an array of dimension " + std::to_string(nd));
+    Array<R> out = empty<R>(ctx, shape);
+    scan_axis(prod ? prod_op(ctx, dtype_v<R>) : sum_op(ctx, dtype_v<R>), *n, out.desc(),
+              std::size_t(axis < 0 ? axis + nd : axis), true);
+    return out;
+}
+} // namespace detail
+
+// numpy.cumsum and numpy.cumprod along an axis (negative from the end): the running sums
+// (products) of each line, of the input's shape, in numpy's type (as cumsum without an axis).
+template <ArrayLike E> auto cumsum(const E& x, std::int64_t axis) {
+    return detail::scan_along(x, axis, false);
+}
+template <ArrayLike E> auto cumprod(const E& x, std::int64_t axis) {
+    return detail::scan_along(x, axis, true);
+}
+// numpy.cumprod without an axis: the running product in C order, 1-D.
+template <ArrayLike E> auto cumprod(const E& x) {
+    using R = type_of_t<detail::sum_type(detail::operand_dtype<E>())>;
+    const detail::NodePtr n = detail::expr_node(x);
+    const Context& ctx = detail::node_context(*n);
+    Array<R> out = empty<R>(ctx, {shape_size(detail::result_shape(*n))});
+    detail::scan(detail::prod_op(ctx, dtype_v<R>), *n, out.desc(), nullptr, true);
     return out;
 }
 

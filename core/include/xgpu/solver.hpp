@@ -108,8 +108,8 @@ template <class T> struct SolverOptions {
     // Jacobi (its kernels are not ended by the device's stop flag), every iteration, with at most
     // two checks in flight, so that at most two iterations' preconditioner work runs past the stop.
     int check_interval = 10;
-    int ring_depth = 4;               // checks in flight: how far the host may run ahead of the device
-    int replacement_interval = 50;    // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
+    int ring_depth = 4;            // checks in flight: how far the host may run ahead of the device
+    int replacement_interval = 50; // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
     CgVariant variant = CgVariant::automatic;
     // CG takes a dot product from the operator's product where the operator offers it
     // (FusedDotOperator in xgpu/operator.hpp): unset or true, wherever it can; false never.

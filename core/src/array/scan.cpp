@@ -258,6 +258,64 @@ ScanOp sum_op(const Context& ctx, DType type) {
     return {ctx, type, "a + b", "0", ""};
 }
 
+ScanOp prod_op(const Context& ctx, DType type) {
+    if (type == DType::complex64) return {ctx, type, "xgpu_cfloat_mul(a, b)", "xgpu_cfloat_make(1.0f, 0.0f)", ""};
+    if (type == DType::complex128) return {ctx, type, "xgpu_cdouble_mul(a, b)", "xgpu_cdouble_make(1.0, 0.0)", ""};
+    return {ctx, type, "a * b", "1", ""};
+}
+
+void scan_axis(const ScanOp& op, const Node& in, const ArrayDesc& out, std::size_t axis, bool inclusive) {
+    const Context& ctx = op.ctx;
+    if (!out.buffer) throw InvalidArgument("xgpu: scan into an empty Array");
+    check_context(ctx, node_context(in), "scan");
+    check_context(ctx, out.context, "scan");
+    const Shape shape = result_shape(in);
+    if (axis >= shape.size())
+        throw ShapeError(
+            fmt::format("xgpu: scan: axis {} is out of bounds for an array of dimension {}", axis, shape.size()));
+    if (out.shape != shape)
+        throw ShapeError(
+            fmt::format("xgpu: scan: the input has shape {}, the output {}", to_string(shape), to_string(out.shape)));
+    if (out.dtype != op.type)
+        throw InvalidArgument(
+            fmt::format("xgpu: scan: a {} scan cannot write a {} array", name(op.type), name(out.dtype)));
+    require_fp64(ctx, op.type);
+    const std::uint64_t n = shape_size(shape), len = shape[axis];
+    if (n == 0) return;
+    // The input with the axis last, C-contiguous, in the scan's type; rows of len scanned apart.
+    ArrayDesc src;
+    if (in.op == Node::Op::array && in.type == op.type) {
+        src = in.array;
+    } else {
+        src = make_array(ctx, op.type, shape, Order::C);
+        evaluate(in, src);
+    }
+    std::vector<std::size_t> perm;
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        if (d != axis) perm.push_back(d);
+    perm.push_back(axis);
+    const ArrayDesc moved = transpose(src, perm);
+    ArrayDesc rows = make_array(ctx, op.type, moved.shape, Order::C);
+    assign(rows, moved);
+    const ArrayDesc scanned = make_array(ctx, op.type, moved.shape, Order::C);
+    ScanCode c;
+    c.key = fmt::format("scan_rows|{}", inclusive ? "inclusive" : "exclusive");
+    c.text = [&] {
+        const char* T = codegen::device_type(op.type);
+        ScanText t;
+        t.params = fmt::format("XGPU_GLOBAL const {0}* xgpu_in, XGPU_GLOBAL {0}* xgpu_out, const uint64_t xgpu_len", T);
+        t.input = "xgpu_in[i]";
+        t.start = "(i % xgpu_len) == 0";
+        t.output = fmt::format("xgpu_out[i] = {};", inclusive ? "item" : "prev_item");
+        return t;
+    };
+    run(op, true, c, {make_arg(rows.buffer), make_arg(scanned.buffer), make_arg(len)}, n);
+    std::vector<std::size_t> back(shape.size());
+    for (std::size_t d = 0; d < perm.size(); ++d)
+        back[perm[d]] = d;
+    assign(out, transpose(scanned, back));
+}
+
 void scan(const ScanOp& op, const Node& in, const ArrayDesc& out, const ArrayDesc* flags, bool inclusive) {
     // Everything is checked before anything is enqueued.
     const Context& ctx = op.ctx;
