@@ -1,4 +1,4 @@
-// The CUB peer of sort-bench (CUB's cub::DeviceRadixSort and cub::DeviceSegmentedSort, from the
+// The CUB peer of algorithm-bench's sorts (CUB's cub::DeviceRadixSort and cub::DeviceSegmentedSort, from the
 // CUDA toolkit), the same rows on the same sizes: sort of uint32, float32 and uint64 keys, pairs
 // of uint32 keys and values, float32 keys with int64 indices (argsort: the indices made
 // beforehand, not timed), and rows of 64 float32 keys. Medians of timed runs after a warm-up,

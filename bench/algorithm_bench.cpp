@@ -1,14 +1,18 @@
-// sort-bench: sorts on the selected backend and device, in GKeys/s (keys sorted per second) and as
-// a fraction of the traffic bound: a one-sweep LSD radix sort reads the keys once for its digit
-// histograms and reads and writes keys (and values) once per 8-bit digit, at the bandwidth of a
-// copy measured in the same run. Medians of timed runs after a warm-up, device time from events,
-// on fresh random keys (uniform bits; floats uniform in [-1, 1]).
+// algorithm-bench: sorts and the algorithms on them, and reductions along axes, on the selected
+// backend and device. Sorts in GKeys/s (keys sorted per second) and as a fraction of the traffic
+// bound: a one-sweep LSD radix sort reads the keys once for its digit histograms and reads and
+// writes keys (and values) once per 8-bit digit, at the bandwidth of a copy measured in the same
+// run; unique, histogram and the reductions as a fraction of that copy's bandwidth, bytes counted
+// as each input read once. Medians of timed runs after a warm-up, device time from events, on fresh
+// random data (uniform bits; floats uniform in [-1, 1]).
 //
-//   sort-bench [--n N] [--reps N]
+//   algorithm-bench [--n N] [--reps N]
 //
-// --n: the keys of the 1-D sorts of uint32, float32 and uint64 (default 2^28 on GPUs, 2^24 on
-// CPUs); sort_by_key and argsort take n / 4, the rows n / 256 rows of 64 float32 keys.
-// bench/peers/cupy_sort.py and bench/peers/cub_sort.cu measure the same rows with CuPy and CUB.
+// --n: the keys of the 1-D sorts of uint32, float32 and uint64 and of the histogram (default 2^28
+// on GPUs, 2^24 on CPUs); sort_by_key, argsort and unique take n / 4, the rows n / 256 rows of 64
+// float32 keys, the reductions a square float32 matrix of n / 1 elements (16384^2 at the default).
+// bench/peers/cupy_algorithms.py and bench/peers/cub_sort.cu measure the same rows with CuPy and
+// CUB; bench/peers/pyopencl_sort.py PyOpenCL's RadixSort and numpy's stable sort on the CPU.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +21,12 @@
 #include <string>
 #include <vector>
 
+#include <cmath>
+
+#include <xgpu/algorithm.hpp>
 #include <xgpu/array.hpp>
 #include <xgpu/random.hpp>
+#include <xgpu/reduction.hpp>
 #include <xgpu/sort.hpp>
 
 namespace {
@@ -62,12 +70,12 @@ int main(int argc, char** argv) {
         else if (a == "--reps" && i + 1 < argc)
             reps = std::atoi(argv[++i]);
         else {
-            std::fprintf(stderr, "usage: sort-bench [--n N] [--reps N]\n");
+            std::fprintf(stderr, "usage: algorithm-bench [--n N] [--reps N]\n");
             return 2;
         }
     }
     xgpu::Philox gen(ctx, 2026);
-    std::printf("sort-bench: %s, %s\n", ctx.backend().c_str(), ctx.device().name().c_str());
+    std::printf("algorithm-bench: %s, %s\n", ctx.backend().c_str(), ctx.device().name().c_str());
 
     // The copy's bandwidth: the traffic bound's speed.
     const auto big = gen.uniform<double>({n / 2});
@@ -127,6 +135,35 @@ int main(int argc, char** argv) {
         copy_gbs);
     for (const Row& r : rows)
         std::printf("| %s | %.0f | %.3f | %.2f | %.2f |\n", r.work.c_str(), r.n, r.ms, r.n / (r.ms * 1e6),
+                    r.bytes / (r.ms * 1e6) / copy_gbs);
+
+    // Built on sort and scan, and reductions along axes: GB/s of the input read once.
+    std::vector<Row> more;
+    {
+        const auto k = gen.integers<std::int32_t>({m}, 0, 1 << 16);
+        more.push_back({"unique int32, 2^16 values, return_counts", double(m),
+                        time_ms(ctx, reps, [&] { (void)xgpu::unique(k, {.counts = true}); }), double(m) * 4});
+    }
+    {
+        const auto x = gen.uniform<float>({n}, 0.0f, 1.0f);
+        more.push_back({"histogram float32, 256 bins", double(n),
+                        time_ms(ctx, reps, [&] { (void)xgpu::histogram(x, 256, 0.0, 1.0); }), double(n) * 4});
+    }
+    {
+        const auto side = std::size_t(std::sqrt(double(n)) + 0.5);
+        const auto a = gen.uniform<float>({side, side}, -1.0f, 1.0f);
+        const double bytes = double(side) * double(side) * 4;
+        for (const std::int64_t axis : {0, 1}) {
+            const std::string shape = std::to_string(side) + "^2 along axis " + std::to_string(axis);
+            more.push_back({"sum float32 " + shape, double(side * side),
+                            time_ms(ctx, reps, [&] { (void)xgpu::sum(a, xgpu::Axes{axis}); }), bytes});
+            more.push_back({"max float32 " + shape, double(side * side),
+                            time_ms(ctx, reps, [&] { (void)xgpu::max(a, xgpu::Axes{axis}); }), bytes});
+        }
+    }
+    std::printf("\n| work | elements | ms | GB/s | fraction of the copy |\n|---|---|---|---|---|\n");
+    for (const Row& r : more)
+        std::printf("| %s | %.0f | %.3f | %.0f | %.2f |\n", r.work.c_str(), r.n, r.ms, r.bytes / (r.ms * 1e6),
                     r.bytes / (r.ms * 1e6) / copy_gbs);
     return 0;
 }
