@@ -38,6 +38,15 @@ template <class T> std::vector<T> random_vector(std::size_t n, T lo, T hi) {
     return v;
 }
 
+// numpy's order of sort keys: NaN after everything, -0.0 == 0.0.
+template <class T> bool numpy_less(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (a != a) return false;
+        if (b != b) return true;
+    }
+    return a < b;
+}
+
 // A fresh private directory, named `prefix` and a random number, set as XGPU_CACHE_DIR (the
 // compile cache and tuning database) while the object lives, XGPU_CACHE unset.
 struct TempCacheDir {

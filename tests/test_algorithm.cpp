@@ -16,16 +16,9 @@
 
 using namespace xgpu;
 using Catch::Matchers::Contains;
+using test::numpy_less;
 
 namespace {
-
-template <class T> bool numpy_less(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(a)) return false;
-        if (std::isnan(b)) return true;
-    }
-    return a < b;
-}
 
 template <class T> std::vector<T> host_sorted(std::vector<T> v) {
     std::stable_sort(v.begin(), v.end(), numpy_less<T>);

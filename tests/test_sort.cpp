@@ -17,17 +17,9 @@
 #include "support.hpp"
 
 using namespace xgpu;
+using test::numpy_less;
 
 namespace {
-
-// numpy's order: NaN after everything, -0.0 == 0.0.
-template <class T> bool numpy_less(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(a)) return false;
-        if (std::isnan(b)) return true;
-    }
-    return a < b;
-}
 
 template <class T> std::vector<std::int64_t> host_argsort(const std::vector<T>& x) {
     std::vector<std::int64_t> idx(x.size());

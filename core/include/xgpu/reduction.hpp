@@ -71,6 +71,8 @@ ArrayDesc reduce_axes(const Node& expr, ReduceOp op, std::vector<std::size_t> ax
 // numpy.mean, numpy.var and numpy.std (ddof: the divisor is the count less ddof) along `axes`.
 enum class Moment { mean, var, std };
 ArrayDesc moment(const Node& expr, Moment m, std::vector<std::size_t> axes, bool keepdims, double ddof = 0);
+// numpy's axis: `axis` (negative from the end) within `ndim`, else ShapeError naming `what`.
+std::size_t normalise_axis(std::int64_t axis, std::size_t ndim, const char* what);
 // numpy's axis argument: each of `axes` (negative from the end) within `ndim`, without repeats
 // (ShapeError naming the axis otherwise); all of them when `all`.
 std::vector<std::size_t> normalise_axes(std::span<const std::int64_t> axes, std::size_t ndim, bool all);

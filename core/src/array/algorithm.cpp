@@ -25,14 +25,6 @@ Shape shape_of(const Node& n) {
     return result_shape(n);
 }
 
-std::size_t normalise_axis(std::int64_t axis, std::size_t ndim, const char* what) {
-    const auto n = std::int64_t(ndim);
-    if (axis < -n || axis >= n)
-        throw ShapeError(
-            fmt::format("xgpu: {}: axis {} is out of bounds for an array of dimension {}", what, axis, ndim));
-    return std::size_t(axis < 0 ? axis + n : axis);
-}
-
 void check_arrays(std::span<const ArrayDesc> arrays, const char* what) {
     if (arrays.empty()) throw ShapeError(fmt::format("xgpu: {}: needs at least one array", what));
     for (const ArrayDesc& a : arrays) {

@@ -918,6 +918,14 @@ ArrayDesc reduce_axis(const Node& expr, ReduceOp op, std::size_t axis) {
     return reduce_axes(expr, op, {axis}, false);
 }
 
+std::size_t normalise_axis(std::int64_t axis, std::size_t ndim, const char* what) {
+    const auto n = std::int64_t(ndim);
+    if (axis < -n || axis >= n)
+        throw ShapeError(
+            fmt::format("xgpu: {}: axis {} is out of bounds for an array of dimension {}", what, axis, ndim));
+    return std::size_t(axis < 0 ? axis + n : axis);
+}
+
 std::vector<std::size_t> normalise_axes(std::span<const std::int64_t> axes, std::size_t ndim, bool all) {
     std::vector<std::size_t> out;
     if (all) {
@@ -925,11 +933,8 @@ std::vector<std::size_t> normalise_axes(std::span<const std::int64_t> axes, std:
             out.push_back(d);
         return out;
     }
-    const auto n = std::int64_t(ndim);
     for (const std::int64_t a : axes) {
-        if (a < -n || a >= n)
-            throw ShapeError(fmt::format("xgpu: axis {} is out of bounds for an array of dimension {}", a, ndim));
-        const std::size_t d = std::size_t(a < 0 ? a + n : a);
+        const std::size_t d = normalise_axis(a, ndim, "a reduction");
         if (std::find(out.begin(), out.end(), d) != out.end())
             throw ShapeError(fmt::format("xgpu: axis {} is repeated", a));
         out.push_back(d);

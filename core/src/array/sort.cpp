@@ -120,14 +120,6 @@ void check_key_type(DType t, const char* what) {
             fmt::format("xgpu: {}: {} keys cannot be sorted (only integer, bool and floating keys)", what, name(t)));
 }
 
-std::size_t normalise_axis(std::int64_t axis, std::size_t ndim, const char* what) {
-    const auto n = std::int64_t(ndim);
-    if (axis < -n || axis >= n)
-        throw ShapeError(
-            fmt::format("xgpu: {}: axis {} is out of bounds for an array of dimension {}", what, axis, ndim));
-    return std::size_t(axis < 0 ? axis + n : axis);
-}
-
 // `a` with `axis` moved last, as a view.
 ArrayDesc axis_last(const ArrayDesc& a, std::size_t axis) {
     if (axis + 1 == a.shape.size()) return a;
@@ -231,25 +223,24 @@ void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values value
             s.values = Values::carried;
             s.value_size = 8;
         }
+        // Both kernels end with the rows' geometry, the digit's shift and the counts.
         const std::uint32_t shift = 8 * pass;
+        const auto tail = [&](std::vector<KernelArg>& args) {
+            for (const std::uint64_t v : {len, tiles, std::uint64_t(groups)})
+                args.push_back(make_arg(v));
+            args.push_back(make_arg(shift));
+            args.push_back(make_arg(counts.buffer));
+        };
         std::vector<KernelArg> count_args;
         push(count_args, ksrc);
-        count_args.push_back(make_arg(len));
-        count_args.push_back(make_arg(tiles));
-        count_args.push_back(make_arg(groups));
-        count_args.push_back(make_arg(shift));
-        count_args.push_back(make_arg(counts.buffer));
+        tail(count_args);
         launch(ctx, sort_kernel(ctx, s, "xgpu_sort_count"), groups, shape.group_size, count_args);
         scan(sum, *array_node(counts), counts, nullptr, false);
         std::vector<KernelArg> args;
         push(args, ksrc);
         push(args, kdst);
         with_values(args, vsrc, vdst, s.values);
-        args.push_back(make_arg(len));
-        args.push_back(make_arg(tiles));
-        args.push_back(make_arg(groups));
-        args.push_back(make_arg(shift));
-        args.push_back(make_arg(counts.buffer));
+        tail(args);
         launch(ctx, sort_kernel(ctx, s, "xgpu_sort_scatter"), groups, shape.group_size, args);
     }
 }
