@@ -74,16 +74,6 @@ struct SortKernelSpec {
     LaunchShape shape;
 };
 
-// The 16-byte words of local memory that hold a radix tile of keys, or of values (the warp path's
-// staging, kernels/sort.kernel).
-std::uint64_t value_bytes(const SortKernelSpec& s) {
-    return s.values == Values::none ? 0 : s.values == Values::indices ? 8 : s.value_size;
-}
-std::uint64_t stage_words(const SortKernelSpec& s) {
-    const std::uint64_t bytes = std::max<std::uint64_t>(info(s.key).size, value_bytes(s));
-    return std::max<std::uint64_t>((std::uint64_t(s.shape.group_size) * s.shape.items * bytes + 15) / 16, 1);
-}
-
 Kernel sort_kernel(const Context& ctx, const SortKernelSpec& s, const char* name) {
     const std::string key = fmt::format("sort|{}|{}|{}|{}|{}|{}", int(s.key), int(s.values), s.value_size,
                                         int(s.wide_places), s.shape.key(), name);
@@ -94,10 +84,9 @@ Kernel sort_kernel(const Context& ctx, const SortKernelSpec& s, const char* name
             const std::string defines = fmt::format(
                 "#define XGPU_SORT_K {}\n#define XGPU_SORT_U {}\n#define XGPU_SORT_VALUES {}\n#define XGPU_SORT_V {}\n"
                 "#define XGPU_SORT_OFF {}\n#define XGPU_SORT_WG {}\n#define XGPU_SORT_ITEMS {}\n"
-                "#define XGPU_SORT_CAP {}\n#define XGPU_SORT_STAGE {}",
+                "#define XGPU_SORT_CAP {}",
                 info(s.key).device_name, wide_bits(s.key) ? "uint64_t" : "uint32_t", int(s.values), v,
-                s.wide_places ? "uint64_t" : "uint32_t", s.shape.group_size, s.shape.items, local_capacity,
-                stage_words(s));
+                s.wide_places ? "uint64_t" : "uint32_t", s.shape.group_size, s.shape.items, local_capacity);
             return codegen::fill("sort.kernel", {{"defines", defines}, {"to_bits", to_bits(s.key)}});
         },
         name);
@@ -153,19 +142,6 @@ ArrayDesc copy_of(const ArrayDesc& a) {
     return c;
 }
 
-// The family's shape, with fewer keys a work-item where the staged tile of the keys or of wide
-// values would pass 16 KiB of local memory.
-LaunchShape radix_shape(const Context& ctx, DType key, Values values, std::size_t value_size, std::uint64_t n) {
-    LaunchShape shape = codegen::sized_launch_shape(ctx, KernelFamily::sort, key, n);
-    const std::uint64_t bytes = std::max<std::uint64_t>(info(key).size, values == Values::none      ? 0
-                                                                        : values == Values::indices ? 8
-                                                                                                    : value_size);
-    while (shape.items > 1 && std::uint64_t(shape.group_size) * shape.items * bytes > 16384 &&
-           !codegen::scoped_shape(ctx, KernelFamily::sort, key))
-        shape.items /= 2;
-    return shape;
-}
-
 // Sorts `rows` rows of `len` keys of keys_in into keys_out (both C-contiguous, distinct), with
 // the values as `values` says: vals_in into vals_out, or each key's index in its row into vals_out.
 void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values values, const ArrayDesc* vals_in,
@@ -173,7 +149,7 @@ void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values value
     const Context& ctx = keys_in.context;
     const std::uint64_t n = rows * len;
     if (n == 0) return;
-    const LaunchShape shape = radix_shape(ctx, keys_in.dtype, values, vals_out ? info(vals_out->dtype).size : 0, n);
+    const LaunchShape shape = codegen::sized_launch_shape(ctx, KernelFamily::sort, keys_in.dtype, n);
     const std::uint64_t tile = std::uint64_t(shape.group_size) * shape.items;
     SortKernelSpec spec{keys_in.dtype, values, vals_out ? info(vals_out->dtype).size : 0, n > 0xffffffffu, shape};
     const auto with_values = [&](std::vector<KernelArg>& args, const ArrayDesc* in, const ArrayDesc* out, Values v) {
@@ -262,9 +238,9 @@ std::int64_t read_last(const ArrayDesc& a) {
 }
 
 // Whether sort_rows may read `in` while writing `out`: only through the radix passes' temporaries.
-bool must_copy(const ArrayDesc& in, const ArrayDesc& out, std::uint64_t len, std::size_t value_size) {
+bool must_copy(const ArrayDesc& in, const ArrayDesc& out, std::uint64_t len) {
     const Context& ctx = in.context;
-    const LaunchShape shape = radix_shape(ctx, in.dtype, Values::carried, value_size, in.size());
+    const LaunchShape shape = codegen::sized_launch_shape(ctx, KernelFamily::sort, in.dtype, in.size());
     const bool local = len <= std::min(local_capacity, std::uint64_t(shape.group_size) * shape.items);
     return may_share_memory(in, out) && (local || info(in.dtype).size == 1);
 }
@@ -343,7 +319,7 @@ void sort_by_key(const ArrayDesc& keys, const ArrayDesc& values) {
     const std::uint64_t n = keys.size();
     if (n < 2) return;
     const ArrayDesc k = contiguous(keys), v = contiguous(values);
-    const bool copy = must_copy(k, k, n, info(v.dtype).size);
+    const bool copy = must_copy(k, k, n);
     const ArrayDesc kin = copy ? copy_of(k) : k, vin = copy ? copy_of(v) : v;
     sort_rows(kin, k, Values::carried, &vin, &v, 1, n);
     if (k.buffer != keys.buffer || k.offset != keys.offset) assign(keys, k);

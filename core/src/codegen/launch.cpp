@@ -163,11 +163,10 @@ LaunchShape sort(const DeviceInfo& d, DType type) {
 }
 
 // The local memory of a sort's scatter: a count of each digit a warp (of 32, or the work-group),
-// and the lanes' digits; with warps of 32, each digit's places in the tile and in the output and
-// the staged tile (at most 16 KiB, core/src/array/sort.cpp).
+// in 8-byte places, and the lanes' digits.
 std::size_t sort_local_bytes(std::size_t wg) {
     const std::size_t warps = wg % 32 == 0 ? wg / 32 : 1;
-    return warps * 256 * 4 + 4 * wg + (warps > 1 ? 256 * 8 + 2 * 256 * 4 + 16384 : 0);
+    return std::max<std::size_t>(warps * 256 * 8 + 4 * wg, 256 * 8);
 }
 
 thread_local std::array<std::optional<LaunchShape>, 6> overrides;
