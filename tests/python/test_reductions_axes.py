@@ -12,11 +12,11 @@ from support import needs_fp64
 AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError
 SHAPE = (4, 5, 67)
 # Each with keepdims on or off; sized to check (each op, type and set of axes is a kernel to compile).
-AXES = [(None, False), (0, True), (-1, False), ((0, 2), True)]
+CASES = [("int32", None, False), ("int32", 0, True), ("float32", -1, False), ("float32", (0, 2), True),
+         ("int32", (1, 2), False)]
 
 
-@pytest.mark.parametrize("dtype", ["int32", "float32"])
-@pytest.mark.parametrize("axis,keepdims", AXES)
+@pytest.mark.parametrize("dtype,axis,keepdims", CASES)
 def test_reductions_along_axes(ctx, rng, dtype, axis, keepdims):
     needs_fp64(ctx, "float64")
     h = (rng.integers(0, 3, SHAPE) if dtype != "float32" and dtype != "float64" else

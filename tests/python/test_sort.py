@@ -7,7 +7,8 @@ import pytest
 import xgpu
 from support import needs_fp64
 
-KEYS = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"]
+# One of each width and kind (the C++ tests take every type; each is kernels to compile).
+KEYS = ["bool", "int8", "uint16", "int32", "uint64", "float32", "float64"]
 
 
 def keys(rng, n, dtype):
@@ -28,7 +29,7 @@ def keys(rng, n, dtype):
 
 
 @pytest.mark.parametrize("dtype", KEYS)
-@pytest.mark.parametrize("n", [0, 1, 2, 1023, 2049, 30001])
+@pytest.mark.parametrize("n", [0, 1, 1023, 30001])
 def test_sort_and_argsort_match_numpy(ctx, rng, dtype, n):
     needs_fp64(ctx, dtype)
     h = keys(rng, n, dtype)
