@@ -633,8 +633,9 @@ TEST_CASE("XGPU_AUTOTUNE=on tunes a library family on first use, within its budg
         // The budget, plus the problem's set-up (random inputs, their kernels' compiles) and the
         // winner's compile; tuning every variant would take many times longer on PoCL.
         // (0.57-1.76 s alone on the 2-core PoCL machine while other builds ran, 2.18-2.25 s when
-        // ctest ran it beside a sanitizer build; the budget itself is held to 0.6 s above.)
-        CHECK(wall < 0.5 + 2.5 + slack());
+        // ctest ran it beside a sanitizer build, 3.08 s beside the Python suite under ctest -j2;
+        // the budget itself is held to 0.6 s above.)
+        CHECK(wall < 0.5 + 3.5 + slack());
         const auto hz = z.get();
         for (std::size_t i = 0; i < n; i += 997)
             CHECK(hz[i] == Approx(2.0f * hx[i] + hy[i]));
