@@ -165,13 +165,29 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     if isinstance(bins, (numbers.Integral, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         if bins < 1:
             raise ValueError("xgpu.histogram: `bins` must be positive, when an integer")
+        # numpy's edges, computed by the installed numpy itself (its linspace's arithmetic and
+        # type rules differ between numpy 1 and 2), then counted as explicit edges: the bin whose
+        # edges hold each value, as numpy's uniform bins give it.
         if range is not None:
             lo, hi = (float(v) for v in range)
             if not lo <= hi:
                 raise ValueError("xgpu.histogram: max must be larger than min in range parameter")
-            range = (lo, hi)
-        counts, edges = _xgpu.histogram(a.desc, None, int(bins), range, None if weights is None else weights.desc)
-        edges = Array(edges)
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise ValueError(f"xgpu.histogram: supplied range of [{lo}, {hi}] is not finite")
+        elif a.size == 0:
+            lo, hi = 0, 1
+        else:
+            lo, hi = a.min().get()[()], a.max().get()[()]
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise ValueError(f"xgpu.histogram: autodetected range of [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        bin_type = np.result_type(lo, hi, np.empty(0, a.dtype))
+        if np.issubdtype(bin_type, np.integer):
+            bin_type = np.result_type(bin_type, float)
+        host_edges = np.linspace(lo, hi, int(bins) + 1, endpoint=True, dtype=bin_type)
+        edges = to_device(a.context, host_edges)
+        counts, _ = _xgpu.histogram(a.desc, edges.desc, 0, None, None if weights is None else weights.desc)
     else:
         edges = _array_like(a.context, bins, "histogram")
         if edges.ndim != 1:

@@ -129,7 +129,12 @@ void assign_masked(const ArrayDesc& a, const Node& mask, const ArrayDesc& values
         return;
     }
     // numpy's count check first: one value per element where the mask holds.
-    const std::int64_t count = Array<std::int64_t>(reduce_all(mask, ReduceOp::sum, DType::int64)).get()[0];
+    // (As an int64 0/1 per element: PoCL 3.0 built no kernels for a sum of a bool expression.)
+    const std::int64_t one = 1, zero = 0;
+    const NodePtr ones =
+        op_node("where", DType::int64, std::make_shared<Node>(mask), scalar_node(DType::int64, &one, DType::int64),
+                scalar_node(DType::int64, &zero, DType::int64));
+    const std::int64_t count = Array<std::int64_t>(reduce_all(*ones, ReduceOp::sum)).get()[0];
     if (count != std::int64_t(values.size()))
         throw ShapeError(
             fmt::format("xgpu: a[mask] = values: {} values cannot fill the {} elements where the mask holds",
