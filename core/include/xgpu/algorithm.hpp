@@ -153,29 +153,25 @@ template <Element T, ArrayLike M> void assign_masked(const Array<T>& a, const M&
 }
 
 // numpy.concatenate along an existing axis, and numpy.stack along a new one.
-template <Element T> Array<T> concatenate(std::initializer_list<Array<T>> arrays, std::int64_t axis = 0) {
-    std::vector<detail::ArrayDesc> d;
+namespace detail {
+template <Element T> std::vector<ArrayDesc> descs_of(std::span<const Array<T>> arrays) {
+    std::vector<ArrayDesc> d;
     for (const auto& a : arrays)
         d.push_back(a.desc());
-    return Array<T>(detail::concatenate(d, axis));
+    return d;
 }
+} // namespace detail
 template <Element T> Array<T> concatenate(std::span<const Array<T>> arrays, std::int64_t axis = 0) {
-    std::vector<detail::ArrayDesc> d;
-    for (const auto& a : arrays)
-        d.push_back(a.desc());
-    return Array<T>(detail::concatenate(d, axis));
+    return Array<T>(detail::concatenate(detail::descs_of(arrays), axis));
 }
-template <Element T> Array<T> stack(std::initializer_list<Array<T>> arrays, std::int64_t axis = 0) {
-    std::vector<detail::ArrayDesc> d;
-    for (const auto& a : arrays)
-        d.push_back(a.desc());
-    return Array<T>(detail::stack(d, axis));
+template <Element T> Array<T> concatenate(std::initializer_list<Array<T>> arrays, std::int64_t axis = 0) {
+    return concatenate(std::span<const Array<T>>(arrays.begin(), arrays.size()), axis);
 }
 template <Element T> Array<T> stack(std::span<const Array<T>> arrays, std::int64_t axis = 0) {
-    std::vector<detail::ArrayDesc> d;
-    for (const auto& a : arrays)
-        d.push_back(a.desc());
-    return Array<T>(detail::stack(d, axis));
+    return Array<T>(detail::stack(detail::descs_of(arrays), axis));
+}
+template <Element T> Array<T> stack(std::initializer_list<Array<T>> arrays, std::int64_t axis = 0) {
+    return stack(std::span<const Array<T>>(arrays.begin(), arrays.size()), axis);
 }
 
 } // namespace xgpu

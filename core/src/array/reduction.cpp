@@ -963,17 +963,24 @@ ArrayDesc reduce_axes(const Node& expr, ReduceOp op, std::vector<std::size_t> ax
     }
     if (kept.empty()) // every axis: the whole reduction
         return reshape(reduce_all(expr, op, out_type), out_shape);
-    ReduceSpec spec = cached_spec(op, expr.type);
-    if (arg) { // the place along the reduced axis, not the flat index
-        spec.map = "xgpu_arg_make(v, (int64_t)XGPU_POS)";
-        spec.name += "|pos";
+    // The cached spec as it is, a copy only where the place or the result type differ.
+    const ReduceSpec* cached = &cached_spec(op, expr.type);
+    ReduceSpec changed;
+    if (arg || (out_type && *out_type != cached->out)) {
+        changed = *cached;
+        if (arg) { // the place along the reduced axis, not the flat index
+            changed.map = "xgpu_arg_make(v, (int64_t)XGPU_POS)";
+            changed.name += "|pos";
+        }
+        if (out_type && *out_type != changed.out) {
+            changed.name += fmt::format("|to_{}", name(*out_type));
+            changed.finish = *out_type == DType::bool_ ? std::string("(uint8_t)(a != 0)")
+                                                       : fmt::format("({})({})", dev(*out_type), changed.finish);
+            changed.out = *out_type;
+        }
+        cached = &changed;
     }
-    if (out_type && *out_type != spec.out) {
-        spec.name += fmt::format("|to_{}", name(*out_type));
-        spec.finish = *out_type == DType::bool_ ? "(uint8_t)(a != 0)"
-                                                : "(" + std::string(dev(*out_type)) + ")(" + spec.finish + ")";
-        spec.out = *out_type;
-    }
+    const ReduceSpec& spec = *cached;
     std::uint64_t m = 1;
     for (const std::size_t d : axes)
         m *= shape[d];
