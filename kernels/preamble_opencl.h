@@ -137,11 +137,11 @@ XGPU_DEVICE_FN uint4 xgpu_fixui_(uint4 v, int order) {
 #define XGPU_WRITE2D_I(im, x, y, v) write_imagei(im, (int2)((x), (y)), (v))
 #define XGPU_WRITE2D_UI(im, x, y, v) write_imageui(im, (int2)((x), (y)), (v))
 
-/* Vector types (XGPU_HAS_VECTORS): OpenCL C's built-in vectors (char16 ... double16), whose
- * arithmetic, comparisons, logical operators and ?: act per component. The CPU forms of the
- * reductions (core/src/array/reduction.cpp) and of the uniform random numbers
- * (kernels/philox_vectors.h) use them. */
-#define XGPU_HAS_VECTORS 1
+/* Vector types (XGPU_HAS_VECTORS, which the backend defines before this preamble wherever the
+ * compiler takes them): OpenCL C's built-in vectors (char16 ... double16), whose arithmetic,
+ * comparisons, logical operators and ?: act per component. The CPU forms of the reductions
+ * (core/src/array/reduction.cpp) and of the uniform random numbers (kernels/philox_vectors.h) use
+ * them. */
 
 /* NVIDIA devices (XGPU_NV_SM: the compute capability as major * 10 + minor, which the backend
  * defines where the driver reports it): NVIDIA's OpenCL compiler takes inline PTX, so the CUDA

@@ -48,12 +48,34 @@ std::shared_ptr<void> Context::alloc_host(std::size_t bytes) {
     });
 }
 
+namespace {
+
+// A PoCL built on an LLVM older than 16 names an AVX-512 Zen 4 host "znver3" (its HSTR ends so),
+// yet takes 512-bit vectors from the host's features; its code generator then aborts the process
+// on operations of 512-bit vectors ("LLVM ERROR: Cannot select: ... fma", a segfault converting a
+// ulong8): pocl-binary-distribution 3.0, the PyPI wheel, does. There the dialect has no vector
+// types, and the CPU forms take their scalar loops.
+bool vectors_break(const DeviceInfo& i, bool pocl) {
+    if (!pocl) return false;
+    const auto at = i.version.rfind('-');
+    const std::string cpu = at == std::string::npos ? std::string() : i.version.substr(at + 1);
+    if (cpu != "znver1" && cpu != "znver2" && cpu != "znver3") return false;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
+} // namespace
+
 std::string Context::preamble() const {
     // NVIDIA's compute capability (cl_nv_device_attribute_query) for the preamble's inline-PTX
     // functions.
     const unsigned nv = device_.info().nv_compute_capability;
     return std::string(device_.has_fp64() ? "#define XGPU_HAS_FP64 1\n" : "") +
            (nv ? "#define XGPU_NV_SM " + std::to_string(nv) + "\n" : std::string()) +
+           (vectors_break(device_.info(), pocl_) ? "" : "#define XGPU_HAS_VECTORS 1\n") +
            std::string(detail::embedded_kernel("preamble_opencl.h"));
 }
 
