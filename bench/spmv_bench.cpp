@@ -75,10 +75,9 @@ struct Timing {
 };
 
 // Every row of a table timed on the device in interleaved rounds, so that a slow stretch of the
-// machine (another process, the clock or the host's scheduling ramping up: on the 2-core PoCL
-// machine a plain OpenMP triad runs its first tens of calls 2-3x slower, and the same kernel timed
-// early and late in one run differed 1.8x under the old one-row-at-a-time timing) falls on all
-// rows alike instead of on whichever row it meets:
+// machine (another process, the clock or the host's scheduling ramping up: on a small CPU a plain
+// OpenMP triad runs its first calls much slower than later ones, and timing one row after another
+// puts such a stretch on one row) falls on all rows alike instead of on whichever row it meets:
 //   - warm-up: each row 3 times, then each row's batch (calls per sample) sized so that a sample
 //     lasts about `batch_ms`, then one whole untimed round;
 //   - `rounds` rounds, each row once a round: one untimed call ahead (the start marker then waits
@@ -547,8 +546,8 @@ int main(int argc, char** argv) try {
         std::vector<Row> extra;
         extra.push_back({"matrix-free 5-point stencil (x and y counted)", [&] { lap.apply(x, y); }, vbytes, flops});
         // The same with x.y fused (what CG runs), its work-groups looping over the walks: as many
-        // as the device holds at once (8 a compute unit on GPUs), and more (H200: 3502,
-        // 3609, 3757 GB/s at 8, 16, 32 a compute unit against 3929 for the plain product).
+        // as the device holds at once (8 a compute unit on GPUs), and more (16 and 32), each a row
+        // beside the plain product.
         const std::size_t cus = std::max(1u, ctx.device().info().compute_units);
         for (std::size_t per : cpu ? std::vector<std::size_t>{4} : std::vector<std::size_t>{8, 16, 32}) {
             auto partial = std::make_shared<xgpu::Array<double>>(xgpu::empty<double>(ctx, {cus * per}));

@@ -230,7 +230,7 @@ private:
     std::shared_ptr<detail::EventImpl> finish_op(bool blocking, bool want_event);
 
     // Small blocking reads (a reduction's result) go through page-locked memory: a copy to pageable
-    // memory costs the driver its own staging, about 9 us on the H200 for 8 bytes.
+    // memory costs the driver its own staging, many times the copy of a few bytes itself.
     static constexpr std::size_t staging_bytes = 64 * 1024;
     std::mutex staging_mutex_;
     void* staging_ = nullptr;

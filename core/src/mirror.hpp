@@ -1,10 +1,10 @@
 // Host mirrors of small results: where the device writes page-locked host memory directly
-// (DeviceInfo::mapped_memory), the kernel that writes a result (a reduction's value) writes it
-// into a slot of such memory too, and reading the result on the host then costs waiting for the
-// queue and no copy on it (H200: a dot of 1e4 f64 read with .get() spends about a third of its
-// time in that copy). The mirror stands for the result while its buffer has recorded no use since
-// the write (every transfer, fill and launch records one), so anything that may have changed the
-// result sends the read down the ordinary path.
+// (DeviceInfo::mapped_memory), the kernel that writes a result (a reduction's value) writes it into
+// a slot of such memory too, and reading the result on the host then costs waiting for the queue
+// and no copy on it (that copy is a large share of a small dot's time read with .get(), which
+// `array-bench --latency` measures). The mirror stands for the result while its buffer has recorded
+// no use since the write (every transfer, fill and launch records one), so anything that may have
+// changed the result sends the read down the ordinary path.
 #pragma once
 
 #include <cstddef>

@@ -216,9 +216,9 @@ Geometry geometry(const Context& ctx, const LaunchShape& shape, std::uint64_t n)
     const std::uint64_t wg = shape.group_size, units = std::max(1u, d.compute_units);
     // Enough work per group to be worth a group. Where the last group combines the partials
     // (group_ticket), more groups cost nothing but the combination, and one group of a small
-    // reduction would read its share one load after another (H200, 1e4-element f64 dot: 5 us of
-    // one multiprocessor's memory latency): one unrolled step per work-item. Elsewhere a second
-    // stage costs a launch, so on GPUs up to 64 elements per work-item go to one group.
+    // reduction would read its share one load after another, paying one multiprocessor's memory
+    // latency at every step: one unrolled step per work-item. Elsewhere a second stage costs a
+    // launch, so on GPUs up to 64 elements per work-item go to one group.
     const bool ticket = d.group_ticket && !shape.blocked;
     const std::uint64_t per_group = wg * (shape.blocked ? 64 : ticket ? shape.items : (n <= wg * 64 ? 64 : 8));
     g.groups =
@@ -288,8 +288,8 @@ unsigned narrow_steps(std::size_t bytes) {
 
 // Every built-in reduction but argmin/argmax: their reduce expressions apply per component to
 // vectors of the accumulator type; complex sums (and dots) add real and imaginary parts in two
-// real vectors. (An earlier form kept complex lanes as interleaved pairs in one vector: complex64
-// ran at 0.70 of the triad and PoCL 3.1 aborted on the complex128 program, "Broken module found".)
+// real vectors. (Complex lanes kept as interleaved pairs in one vector read more slowly, and
+// PoCL 3.1 aborts on such a complex128 program, "Broken module found".)
 std::optional<VectorOf> vector_type(ReduceOp op, DType t) {
     const std::size_t bytes = info(t).size;
     switch (op) {
@@ -321,8 +321,8 @@ std::optional<VectorOf> vector_type(ReduceOp op, DType t) {
 // elements where they are narrower (int8 sums: 16 int64 lanes, two registers, for 16 bytes read).
 unsigned vector_lanes(const std::optional<VectorOf>& v, const LaunchShape& shape) {
     if (!shape.blocked || !v || !vector_base(v->acc)) return 0;
-    // Complex: 8 elements a step, two vectors of their parts. On PoCL (2 cores, two runs each,
-    // same machine) complex64 dots ran at 0.68-0.76 of the triad with 8 against 0.49-0.55 with 16.
+    // Complex: 8 elements a step, two vectors of their parts: on PoCL complex64 dots run faster
+    // with 8 than with 16 (docs/performance.md has the reductions' current figures).
     if (v->complex_of) return 8;
     return unsigned(std::min<std::size_t>(16, 64 / std::min(info(v->acc).size, v->element_bytes)));
 }
@@ -357,9 +357,8 @@ VectorPath vector_path(const ReduceSpec& s, const std::optional<VectorOf>& vecto
     const std::vector<std::string> fields = cpx ? std::vector<std::string>{".re", ".im"} : std::vector<std::string>{""};
     const auto vec = [](unsigned u, const std::string& part = "") { return fmt::format("xgpu_v{}{}", u, part); };
     // The block is read as `streams` parts side by side, vector u from part u % streams: a core
-    // reads several streams at once faster than one (raw OpenCL on PoCL, f64 sum of 2^27, 2048
-    // work-items, same runs: 0.75-0.9 of the triad with one part, 0.95-1.2 with two, 1.15-1.4
-    // with four).
+    // reads several streams at once faster than one (raw OpenCL f64 sums on PoCL ran faster with
+    // two parts than with one, and faster still with four).
     const unsigned streams = vectors % 4 == 0 ? 4 : vectors % 2 == 0 ? 2 : 1, across = vectors / streams;
     codegen::Source loop(1);
     loop.raw("\n").line("#if defined(XGPU_HAS_VECTORS)").open();
@@ -460,7 +459,7 @@ std::vector<std::string> statements(const std::string& body) {
 // elements as one vector of their parts interleaved, as they lie in memory (vload16: float16 for
 // complex64, double16 for complex128), and keep the sums in such vectors, splitting real and
 // imaginary lanes once at the end. (Built from the elements' fields, the compiler read the parts
-// through gathers: PoCL, complex64 sum 0.75, dot 0.49-0.81 and norm 0.67-0.84 of the triad.)
+// through gathers, which left PoCL's complex sums, dots and norms well below the triad.)
 // The map is recognised from its lowered statements: loads `pK[oK + (int64_t)i]`, `_conj` and one
 // `_mul`; anything else takes the general path.
 struct ComplexStream {

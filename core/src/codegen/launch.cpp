@@ -59,13 +59,13 @@ std::size_t scan_local_bytes(std::size_t wg, std::size_t k, bool staged, DType t
     return (staged ? stage * size + (segmented ? stage : 1) : 0) + wg * (size + 1);
 }
 
-// Elementwise. GPUs: guarded work-items, each computing `items` elements a work-group apart
-// before storing any, so that every load of a work-item is in flight at once: 16 bytes loaded per
-// work-item (counting each streamed input once, or the result when nothing is loaded) and at
-// least two elements. Measured on the H200, 2^27 elements, groups of 256 (GB/s): f32 `a*x + b*y`
-// 3305 / 4228 / 3936 with 1 / 2 / 4 items, f32 copy 2578 / 3745 / 4189, f64 `a*x + b*y`
-// 4312 / 4350 / 4342, f64 copy 3866 / 4249 / 4151. CPUs: one element per work-item in whole
-// guard-free work-groups (PoCL vectorises across work-items; a per-item guard halves bandwidth).
+// Elementwise. GPUs: guarded work-items, each computing `items` elements a work-group apart before
+// storing any, so that every load of a work-item is in flight at once: 16 bytes loaded per
+// work-item (counting each streamed input once, or the result when nothing is loaded) and at least
+// two elements: in `array-bench --sweep` on GPUs that count was the fastest for each kind of
+// statement (fewer items leave too few loads in flight; more gain nothing). CPUs: one element per
+// work-item in whole guard-free work-groups (PoCL vectorises across work-items; a per-item guard
+// costs much of the bandwidth).
 LaunchShape elementwise(const DeviceInfo& d, std::size_t result_size, std::size_t loaded_bytes) {
     LaunchShape s;
     s.group_size = codegen::stream_group(d);
@@ -89,11 +89,10 @@ LaunchShape reduction(const DeviceInfo& d) {
     return s;
 }
 
-// Stencils (kernels/stencil.kernel). GPUs: a work-item walks 4 points along the slowest
-// dimension, every load issued before any is used (H200, 2-D 4096^2 f64, both backends: walks of
-// 4 and 8 within 2% of each other, 16 about 10% slower, 1 about 35% slower; work-groups of 128 to
-// 512 alike). CPUs: one point per work-item (the work-item loop PoCL vectorises then has no inner
-// loop; the neighbours are cache hits anyway).
+// Stencils (kernels/stencil.kernel). GPUs: a work-item walks 4 points along the slowest dimension,
+// every load issued before any is used (on both backends walks of 4 and 8 run alike, longer and
+// shorter ones slower; work-groups of 128 to 512 alike). CPUs: one point per work-item (the
+// work-item loop PoCL vectorises then has no inner loop; the neighbours are cache hits anyway).
 LaunchShape stencil(const DeviceInfo& d) {
     LaunchShape s;
     s.group_size = codegen::stream_group(d);
@@ -103,12 +102,11 @@ LaunchShape stencil(const DeviceInfo& d) {
 
 // SpMV along the merge path (kernels/spmv_merge.kernel). GPUs: tiles of 2048 steps, 16 a
 // work-item in work-groups of 128 (Merrill and Garland use 7 a work-item), staged through local
-// memory (core/src/sparse/merge.cpp unstages a tile too large for it); H200, f64, each against
-// 256 x 8: the locality-ordered power-law matrix 0.572 against 0.632 ms, the uniform
-// one 2.307 against 2.281 (spmv-bench). CPUs: long shares, so that each work-item streams its
-// entries and the binary searches (about log2(rows) scattered reads each) are few: PoCL, 2-D
-// Poisson 1024^2 f64: 14 ms with 64 steps, 5.3 ms with 512, beside 4.6 ms for CSR scalar on a
-// busy machine.
+// memory (core/src/sparse/merge.cpp unstages a tile too large for it): against 256 x 8, faster on
+// the locality-ordered power-law matrix and about as fast on the uniform one (spmv-bench). CPUs:
+// long shares, so that each work-item streams its entries and the binary searches (about
+// log2(rows) scattered reads each) are few: on PoCL 512 steps come near CSR scalar on 2-D Poisson,
+// where far fewer steps are much slower.
 LaunchShape merge(const DeviceInfo& d) {
     LaunchShape s;
     const bool cpu = d.type == DeviceType::cpu;
@@ -120,8 +118,7 @@ LaunchShape merge(const DeviceInfo& d) {
 
 // Scans. GPUs: staged through local memory, 256 work-items and a tile of about 16 KiB, so that
 // several work-groups fit a multiprocessor. CPUs: direct, 2 work-items with runs of 8192 (long
-// streams for the prefetchers; measured on PoCL against 1-64 work-items and runs of 256-16384:
-// 2x8192 was the fastest, 1.6x a plain copy's time for int64, 3.6x for float).
+// streams for the prefetchers; on PoCL the fastest of 1-64 work-items and runs of 256-16384).
 // XGPU_SCAN_TILE=<wg>x<k>[s|d] overrides the default.
 LaunchShape scan(const DeviceInfo& d, DType type, bool segmented) {
     const std::size_t size = info(type).size;

@@ -65,10 +65,10 @@ std::string convert(Distribution d, DType t, unsigned per, bool clip) {
 // The CPU form of the uniform kernels (whole guard-free work-groups, the CPU chooser's elementwise
 // shape): each work-item makes `vector_blocks` consecutive blocks, with kernels/philox_vectors.h's
 // vectors where the dialect has them (XGPU_HAS_VECTORS) and the blocks are whole, else (the end of
-// the range, or a dialect without vectors) one block after another as elsewhere. Measured on PoCL
-// (2 cores, AVX-512, 2^24 f64, raw OpenCL, the machine shared): 0.44 GB/s one block per
-// work-item; 1.9 / 2.3 / 2.6 GB/s 8 / 16 / 32 blocks in uint8/uint16 lanes; 4.0 and 4.9 GB/s 16
-// and 32 blocks with the words in 64-bit lanes (no conversions around the products); the same bits.
+// the range, or a dialect without vectors) one block after another as elsewhere. On PoCL (raw
+// OpenCL, AVX-512) many blocks a work-item beat one block a work-item several times over, more
+// blocks beat fewer (32, the most tried, was the fastest), and the words in 64-bit lanes (no
+// conversions around the products) beat uint8/uint16 lanes; the bits are the same in every form.
 constexpr unsigned vector_blocks = 32;
 
 bool vector_form(Distribution d, const LaunchShape& shape) {
@@ -110,8 +110,8 @@ std::string kernel_source(Distribution d, DType t, bool clip, const LaunchShape&
     std::string preamble(codegen::kernel_file("philox.h"));
     if (vectors) preamble += codegen::kernel_file("philox_vectors.h");
     // One block, `g` (the statements after its first number's index `first`). A whole block of 16
-    // bytes (four floats, two doubles, ...) at an aligned address is one store: on the H200 (CUDA)
-    // four scalar stores 16 bytes apart made f32 uniforms 0.23 of the triad.
+    // bytes (four floats, two doubles, ...) at an aligned address is one store: on GPUs four scalar
+    // stores 16 bytes apart left f32 uniforms far below the triad.
     const bool wide = per * info(t).size == 16;
     const std::string store =
         wide ? "  if (m == " + std::to_string(per) + " && XGPU_IS_ALIGNED16(o)) XGPU_STORE16(o, v);\n  else\n" : "";

@@ -115,10 +115,10 @@ private:
 };
 
 // A solve's vectors and the blocks of partial sums its iterations pass on, in one buffer: NVIDIA's
-// OpenCL spends about 0.5 us of host time per buffer argument of a launch (H200,
-// `array-bench --latency`: 5.8 us with 1 buffer, 10.9 with 12), and a small system's
-// iteration is its launches' host time, so the kernels take the buffer once and offsets (in
-// values). Vector i starts at a multiple of 64 values; each block holds 3 rows of `groups` sums.
+// OpenCL spends host time on every buffer argument of a launch (`array-bench --latency` measures
+// it; docs/performance.md has the figures), and a small system's iteration is its launches' host
+// time, so the kernels take the buffer once and offsets (in values). Vector i starts at a multiple
+// of 64 values; each block holds 3 rows of `groups` sums.
 //
 // Vectors names where each vector and the two blocks lie: the kernels take it as one argument,
 // kernels/krylov.h's KrylovVectors (the same fields in the same order), and reach each vector by

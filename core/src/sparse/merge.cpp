@@ -53,8 +53,8 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     const unsigned wg = s.group_size, items = s.items;
     const bool staged = s.staged;
     // Staged tiles load the ends of each work-item's first two rows before the entries, so that
-    // their latency overlaps the entries' (H200, the locality-ordered power-law matrix, 128 x 16:
-    // 0.573 ms against 0.627 loading them after the gathers; three rows: 0.692).
+    // their latency overlaps the entries' (on GPUs faster than loading them after the gathers, or
+    // than loading three rows' ends).
     const unsigned prefetch = staged ? 2 : 0;
     const std::string key =
         fmt::format("{}|g{}i{}{}p{}", spmv_key<T, I>("merge"), wg, items, staged ? "s" : "", prefetch);
@@ -74,10 +74,11 @@ template <Value T, Index I> void spmv_merge(const SpmvCall<T, I>& c) {
     auto carry_val = empty<T>(ctx, {std::size_t(groups)});
     const std::uint32_t beta_zero = c.beta == T(0) ? 1 : 0;
     const Queue& q = ctx.current_queue();
-    // Staged: every tile's first row, searched by one work-item each (H200, power-law 2^24 rows:
-    // each group's own two searches, about 24 dependent loads while the rest of the group waited,
-    // took most of the product's time), once: kept with the matrix for the tile size of its first
-    // staged product (the layout's build time), searched again on each call under other shapes.
+    // Staged: every tile's first row, searched by one work-item each (on a power-law matrix of 2^24
+    // rows each group's own two searches, about 24 dependent loads while the rest of the group
+    // waited, took most of the product's time), once: kept with the matrix for the tile size of its
+    // first staged product (the layout's build time), searched again on each call under other
+    // shapes.
     Array<std::int64_t> tile_rows = carry_row;
     if (staged) {
         const auto search = [&] {

@@ -30,7 +30,7 @@ constexpr std::int64_t long_row = 256;
 // and no more products than the sorting kernel holds are sorted by a work-group instead.
 constexpr std::int64_t sort_min = 24;
 // Rows with at least this many entries go to a team of work-items, where teams are warps (shorter
-// rows leave most of a warp idle: the 5-point Laplacian's A * A took twice as long with 4).
+// rows leave most of a warp idle: the 5-point Laplacian's A * A is slower with this at 4).
 constexpr std::int64_t team_min = 8;
 std::atomic<ProductPath> product_path{ProductPath::automatic};
 // The sorting kernel's slots per work-item (its keys and values stay within 48 KB of local memory).
@@ -123,9 +123,9 @@ bool warp_shuffles(const Context& ctx) {
 unsigned team_size(const Context& ctx) {
     return warp_shuffles(ctx) && spgemm_group(ctx) % 32 == 0 ? 32 : spgemm_group(ctx);
 }
-// The longest rows whose cursors a work-item keeps in registers (at most 8): on GPUs (H100: A * A
-// and A * P of the 2-D Laplacian 1.9x and 3.3x faster), not on CPUs (PoCL: 4-7% slower), unless
-// the tests ask for the work-item's merge everywhere.
+// The longest rows whose cursors a work-item keeps in registers (at most 8): on GPUs (the 2-D
+// Laplacian's A * A and A * P run much faster that way than with the cursors in global memory),
+// not on CPUs (slower on PoCL), unless the tests ask for the work-item's merge everywhere.
 std::int64_t short_rows(const Context& ctx) {
     return ctx.device().type() == DeviceType::cpu && product_path.load() != ProductPath::merge ? 0 : 8;
 }
@@ -136,8 +136,8 @@ constexpr std::int64_t team_cursors = 4;
 
 // The transpose's batch window (a quarter of the sorting kernel's capacity, which the product
 // fills with one row's products), or 0 where rows are not sorted in local memory: on CPUs a
-// work-group's barriers cost more than a work-item's merge or sort (PoCL: a Galerkin setup twice
-// as slow), unless the tests ask for every row.
+// work-group's barriers cost more than a work-item's merge or sort (PoCL: a Galerkin setup much
+// slower), unless the tests ask for every row.
 template <Value T> std::int64_t sort_window(const Context& ctx) {
     const ProductPath path = product_path.load();
     if (path == ProductPath::team || path == ProductPath::merge ||

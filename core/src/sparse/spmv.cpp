@@ -266,13 +266,14 @@ template <Value T, Index I> SpmvPlan plan_spmv(const Csr<T, I>& a, Format f) {
     const bool cpu = ctx.device().type() == DeviceType::cpu;
     const auto automatic = [&] {
         // CPUs run blocks of rows per work-item fastest. GPUs: a row per work-item while rows are
-        // short and even (on the H200, 2-D Poisson 4096^2 f64: 3714 GB/s against 1317 for 8 lanes
-        // a row). Uneven rows, where a few rows are far longer than the mean (power-law degree
-        // distributions: the longest row over 16 times the mean and over 64 entries): the merge
-        // path, whose work-items all do the same work however long the rows (a vector of lanes
-        // sized from the mean would leave one warp walking the longest row while the rest idle).
-        // Otherwise lanes share a row once rows are long, so each row's entries stream in.
-        // (The uneven rule is Merrill and Garland's observation, not yet measured here on a GPU.)
+        // short and even (on 2-D Poisson far faster than 8 lanes a row; docs/performance.md has the
+        // formats' measurements). Uneven rows, where a few rows are far longer than the mean
+        // (power-law degree distributions: the longest row over 16 times the mean and over 64
+        // entries): the merge path, whose work-items all do the same work however long the rows (a
+        // vector of lanes sized from the mean would leave one warp walking the longest row while
+        // the rest idle). Otherwise lanes share a row once rows are long, so each row's entries
+        // stream in. (The uneven rule is Merrill and Garland's observation, not yet measured here
+        // on a GPU.)
         const RowStats& s = a.row_stats();
         const bool short_even = s.mean <= 12 && double(s.max) <= 4 * s.mean + 16;
         const bool uneven = uneven_rows(s);
