@@ -260,6 +260,62 @@ TEST_CASE("the deferred check stops at the first converged iteration", "[solver]
     }
 }
 
+TEST_CASE("the callback sees every iteration that ran, with its iterate", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 20;
+        const auto h = sparse::poisson<double>(m, m);
+        const Csr<double> a(ctx, h);
+        const auto b = to_device(ctx, test::random_vector<double>(std::size_t(m * m), -1.0, 1.0));
+        for (const bool jacobi : {false, true})
+            for (const bool bicg : {false, true}) {
+                SolverOptions<double> o;
+                o.rtol = 1e-8;
+                o.try_forms = false; // one SpMV form: the same iterates bit for bit
+                if (jacobi) o.preconditioner = Jacobi<double>(a);
+                Array<double> plain;
+                const auto reference = bicg ? bicgstab(a, b, plain, o) : cg(a, b, plain, o);
+                std::vector<std::int64_t> seen;
+                std::vector<double> last;
+                o.callback = [&](std::int64_t it, const Array<double>& x) {
+                    seen.push_back(it);
+                    last = x.get();
+                };
+                Array<double> x;
+                const auto r = bicg ? bicgstab(a, b, x, o) : cg(a, b, x, o);
+                INFO((bicg ? "bicgstab" : "cg") << (jacobi ? " with Jacobi" : "") << ": " << r.iterations
+                                                << " iterations, " << seen.size() << " calls");
+                REQUIRE(r.converged());
+                CHECK(r.iterations == reference.iterations);
+                REQUIRE(seen.size() == std::size_t(r.iterations));
+                for (std::size_t i = 0; i < seen.size(); ++i)
+                    CHECK(seen[i] == std::int64_t(i + 1));
+                CHECK(last == x.get());
+                CHECK(x.get() == plain.get());
+            }
+    }
+}
+
+TEST_CASE("a preconditioner of another context is refused before any launch", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const Context other = Context::create(ctx.device());
+        const auto h = sparse::poisson<double>(12, 12);
+        const Csr<double> a(ctx, h), there(other, h);
+        const auto b = to_device(ctx, test::random_vector<double>(std::size_t(h.rows), -1.0, 1.0));
+        const ChebyshevOptions co;
+        for (const Preconditioner<double>& m :
+             {Preconditioner<double>(Jacobi<double>(there)),
+              Preconditioner<double>(Chebyshev<double>(other, there, co)), Preconditioner<double>(there)}) {
+            SolverOptions<double> o;
+            o.preconditioner = m;
+            Array<double> x;
+            const auto before = ctx.launch_count(), before_other = other.launch_count();
+            CHECK_THROWS_WITH(cg(a, b, x, o), Contains("another context"));
+            CHECK(ctx.launch_count() == before);
+            CHECK(other.launch_count() == before_other);
+        }
+    }
+}
+
 TEST_CASE("bicgstab solves a nonsymmetric convection-diffusion system", "[solver]") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
         const auto h = convection_diffusion(32, 0.4);

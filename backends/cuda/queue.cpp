@@ -209,8 +209,10 @@ void Queue::launch(detail::KernelImpl& kernel, const Grid& grid, std::span<const
     for (std::size_t i = 0; i < args.size(); ++i) {
         const Arg& a = args[i];
         if (i < k.param_sizes.size() && passed_size(a) != k.param_sizes[i])
-            bad_launch(k, fmt::format("argument {} is {} of {} bytes, but the kernel's parameter {} has {} bytes", i,
-                                      describe(a), passed_size(a), i, k.param_sizes[i]));
+            throw DTypeError(fmt::format("xgpu[cuda]: launch of '{}': argument {} is {} of {} bytes, but the kernel's "
+                                         "parameter {} has {} bytes",
+                                         k.name, i, describe(a), passed_size(a), i, k.param_sizes[i]),
+                             {"cuda", "launch", 0, ""});
         switch (a.kind) {
         case Arg::Kind::buffer: params[i] = &static_cast<Buffer*>(a.buffer)->pointer; break;
         case Arg::Kind::scalar: params[i] = const_cast<void*>(a.data()); break; // the driver only reads it

@@ -143,14 +143,14 @@ void Kernel::check_args(std::span<const detail::KernelArg> given) const {
             continue;
         const std::string want = misfit(param, a, next);
         if (!want.empty())
-            throw InvalidArgument(fmt::format("xgpu[opencl]: launch of '{}': argument {} is {}{}, but the kernel's "
-                                              "parameter {} ('{}') needs {}",
-                                              name, i, describe(a),
-                                              a.kind == K::sampled_image || a.kind == K::writable_image
-                                                  ? ""
-                                                  : fmt::format(" of {} bytes", a.size),
-                                              p - (a.kind == K::sampled_image ? 2 : 1), param.type, want),
-                                  {"opencl", "launch", 0, ""});
+            throw DTypeError(fmt::format("xgpu[opencl]: launch of '{}': argument {} is {}{}, but the kernel's "
+                                         "parameter {} ('{}') needs {}",
+                                         name, i, describe(a),
+                                         a.kind == K::sampled_image || a.kind == K::writable_image
+                                             ? ""
+                                             : fmt::format(" of {} bytes", a.size),
+                                         p - (a.kind == K::sampled_image ? 2 : 1), param.type, want),
+                             {"opencl", "launch", 0, ""});
     }
 }
 

@@ -24,6 +24,9 @@ void bind_runtime(nb::module_& m);
 void bind_array(nb::module_& m);
 void bind_kernels(nb::module_& m);
 void bind_sparse(nb::module_& m);
+void bind_preconditioners(nb::module_& m);
+void bind_solvers(nb::module_& m);
+void bind_amg(nb::module_& m);
 void bind_random_scan(nb::module_& m);
 void bind_image(nb::module_& m);
 

@@ -58,6 +58,8 @@ NB_MODULE(_xgpu, m) {
             raise("LaunchError", e);
         } catch (const xgpu::ShapeError& e) {
             raise("ShapeError", e);
+        } catch (const xgpu::DTypeError& e) {
+            raise("DTypeError", e);
         } catch (const xgpu::InvalidArgument& e) {
             raise("InvalidArgument", e);
         } catch (const xgpu::BackendUnavailable& e) {
@@ -72,6 +74,9 @@ NB_MODULE(_xgpu, m) {
     bind_array(m);
     bind_kernels(m);
     bind_sparse(m);
+    bind_preconditioners(m);
+    bind_solvers(m);
+    bind_amg(m);
     bind_random_scan(m);
     bind_image(m);
 }

@@ -33,6 +33,7 @@ from ._kernels import (ElementwiseKernel, ExclusiveScanKernel, Grid, InclusiveSc
 from . import amg, random, solvers, sparse  # noqa: E402
 from .image import Image, ImageFormat, Sampler, create_image, image_from_array  # noqa: E402
 from ._config import show_config  # noqa: E402
+from ._context import default_context  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgument", "ShapeError", "AxisError",
@@ -41,5 +42,5 @@ __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgume
            "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
            "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "cumprod", "amg", "random", "solvers",
            "sparse", "Image",
-           "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", *_array_names,
+           "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", "default_context", *_array_names,
            *_algorithm_names]

@@ -20,6 +20,7 @@ from ._algorithms import (argsort as argsort, sort as sort, sort_by_key as sort_
     argwhere as argwhere, concatenate as concatenate, stack as stack, copy_if as copy_if, remove_if as remove_if,
     partition as partition)
 from ._config import (show_config as show_config)
+from ._context import (default_context as default_context)
 from ._errors import (Error as Error, CompileError as CompileError, OutOfMemory as OutOfMemory,
     LaunchError as LaunchError, InvalidArgument as InvalidArgument, ShapeError as ShapeError, AxisError as AxisError,
     DTypeError as DTypeError, ArrayHasOffsetError as ArrayHasOffsetError, BackendUnavailable as BackendUnavailable,
@@ -45,7 +46,7 @@ __all__ = ["amg", "random", "solvers", "sparse", "sort", "argsort", "sort_by_key
            "asinh", "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt",
            "erf", "erfc", "fabs", "rint", "round", "floor", "ceil", "trunc", "abs", "real", "imag", "conj",
            "isnan", "isinf", "isfinite", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "absolute",
-           "conjugate", "logical_not", "show_config", "Error", "CompileError", "OutOfMemory", "LaunchError",
+           "conjugate", "logical_not", "show_config", "default_context", "Error", "CompileError", "OutOfMemory", "LaunchError",
            "InvalidArgument", "ShapeError", "AxisError", "DTypeError", "ArrayHasOffsetError", "BackendUnavailable",
            "BackendError", "ElementwiseKernel", "ReductionKernel", "ScanKernel", "InclusiveScanKernel",
            "ExclusiveScanKernel", "Grid", "cumsum", "cumprod", "BackendStatus", "Context", "Device", "Event", "Kernel",

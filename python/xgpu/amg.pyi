@@ -1,11 +1,12 @@
 # Types of xgpu's smoothed aggregation multigrid (amg.py).
-from typing import Any, Literal, overload
+from typing import Any, Callable, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _xgpu
 from ._array import Array
+from .solvers import NativePreconditioner
 from .sparse import csr_matrix
 
 class Level:
@@ -21,11 +22,8 @@ class Level:
     @property
     def B(self) -> Array: ...
 
-class _Preconditioner:
-    shape: tuple[int, int]
-    dtype: np.dtype[Any]
+class _Preconditioner(NativePreconditioner):
     def __init__(self, ml: MultilevelSolver) -> None: ...
-    def matvec(self, x: Array) -> Array: ...
 
 class MultilevelSolver:
     context: _xgpu.Context
@@ -35,6 +33,9 @@ class MultilevelSolver:
     def __init__(self, h: _xgpu.SmoothedAggregation, A: csr_matrix) -> None: ...
     def operator_complexity(self) -> float: ...
     def grid_complexity(self) -> float: ...
+    def __xgpu_preconditioner__(self) -> _xgpu.Preconditioner: ...
+    @property
+    def shape(self) -> tuple[int, int]: ...
     @property
     def setup_seconds(self) -> tuple[float, ...]: ...
     @property
@@ -43,14 +44,20 @@ class MultilevelSolver:
     @overload
     def solve(self, b: Array | npt.ArrayLike, x0: Array | npt.ArrayLike | None = None, tol: float = 1e-05,
               maxiter: int | None = None, cycle: str = "V", accel: str | None = "cg",
-              residuals: list[float] | None = None, return_info: Literal[False] = False) -> Array: ...
+              callback: Callable[[Array], object] | None = None, residuals: list[float] | None = None,
+              return_info: Literal[False] = False) -> Array: ...
     @overload
     def solve(self, b: Array | npt.ArrayLike, x0: Array | npt.ArrayLike | None = None, tol: float = 1e-05,
               maxiter: int | None = None, cycle: str = "V", accel: str | None = "cg",
-              residuals: list[float] | None = None, *, return_info: Literal[True]) -> tuple[Array, int]: ...
+              callback: Callable[[Array], object] | None = None, residuals: list[float] | None = None, *,
+              return_info: Literal[True]) -> tuple[Array, int]: ...
     def refresh(self, A: Any) -> None: ...
 
+_Option = str | tuple[str, dict[str, Any]]
+
 def smoothed_aggregation_solver(A: Any, B: Array | npt.ArrayLike | None = None, *, context: _xgpu.Context | None = None,
-                                theta: float = 0.08, theta_decay: float = 0.5, max_coarse: int = 400,
-                                max_levels: int = 12, smoother: str = "jacobi", presmooth: int = 1, postsmooth: int = 1,
-                                single_precision: bool = False) -> MultilevelSolver: ...
+                                strength: _Option | None = None, smooth: _Option | None = None,
+                                presmoother: _Option | None = None, postsmoother: _Option | None = None,
+                                max_coarse: int = 400, max_levels: int = 12, theta: float | None = None,
+                                theta_decay: float = 0.5, smoother: str | None = None, presmooth: int | None = None,
+                                postsmooth: int | None = None, single_precision: bool = False) -> MultilevelSolver: ...

@@ -1,5 +1,7 @@
-# Types of xgpu's Krylov solvers (solvers.py).
-from typing import Any
+# Types of xgpu's Krylov solvers and preconditioners (solvers.py).
+from typing import Any, Callable
+
+import numpy as np
 
 from . import _xgpu
 from ._array import Array
@@ -12,8 +14,25 @@ class SolveResult(tuple[Array, int]):
     @property
     def info(self) -> int: ...
 
-def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-05, atol: float = 0.0,
-       maxiter: int | None = None, M: Any = None, variant: str = "automatic",
-       check_interval: int = 10) -> SolveResult: ...
-def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-05, atol: float = 0.0,
-             maxiter: int | None = None, M: Any = None, check_interval: int = 10) -> SolveResult: ...
+class NativePreconditioner:
+    context: _xgpu.Context
+    shape: tuple[int, int]
+    dtype: np.dtype[Any]
+    def __init__(self, native: _xgpu.Preconditioner) -> None: ...
+    def __xgpu_preconditioner__(self) -> _xgpu.Preconditioner: ...
+    def matvec(self, x: Array) -> Array: ...
+    def __matmul__(self, x: Array) -> Array: ...
+
+class Jacobi(NativePreconditioner):
+    def __init__(self, A: Any, *, context: _xgpu.Context | None = None) -> None: ...
+
+class Chebyshev(NativePreconditioner):
+    def __init__(self, A: Any, degree: int = 4, *, power_steps: int = 12, safety: float = 1.1,
+                 lower_ratio: float = 30.0, context: _xgpu.Context | None = None) -> None: ...
+
+def cg(A: Any, b: Array | Any, x0: Array | Any | None = None, *, rtol: float = 1e-05, atol: float = 0.0,
+       maxiter: int | None = None, M: Any = None, callback: Callable[[Array], object] | None = None,
+       variant: str = "automatic", check_interval: int = 10) -> SolveResult: ...
+def bicgstab(A: Any, b: Array | Any, x0: Array | Any | None = None, *, rtol: float = 1e-05, atol: float = 0.0,
+             maxiter: int | None = None, M: Any = None, callback: Callable[[Array], object] | None = None,
+             check_interval: int = 10) -> SolveResult: ...

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _xgpu
 from ._array import Array, empty
+from ._context import default_context
 from ._errors import DTypeError, ShapeError
 
 _VALUES = ("float32", "float64", "complex64", "complex128")
@@ -16,6 +17,7 @@ class csr_matrix:  # noqa: N801 (scipy's name)
     """A CSR matrix on the device.
 
         A = xgpu.sparse.csr_matrix(ctx, scipy.sparse.random(1000, 1000, 0.01, format="coo"))
+        A = xgpu.sparse.csr_matrix(scipy_matrix)    # on the default context (xgpu.default_context())
         y = A @ x              # x: an xgpu array of the matrix's dtype
         B = A.get()            # a scipy.sparse.csr_matrix
 
@@ -23,9 +25,11 @@ class csr_matrix:  # noqa: N801 (scipy's name)
     scipy's ``astype(float)``); indices int32 unless the matrix needs int64.
     """
 
-    def __init__(self, context, matrix, dtype=None):
+    def __init__(self, context, matrix=None, dtype=None):
         import scipy.sparse as sp
 
+        if matrix is None and not isinstance(context, _xgpu.Context):  # csr_matrix(A): the default context
+            context, matrix = default_context(), context
         m = sp.csr_matrix(matrix, dtype=dtype, copy=True)  # duplicates are summed below, in place
         if m.dtype.name not in _VALUES:
             if m.dtype.kind in "biu":
@@ -94,6 +98,10 @@ class csr_matrix:  # noqa: N801 (scipy's name)
         """The product with the vector ``x`` (scipy's LinearOperator.matvec), a new xgpu array."""
         return self.dot(x)
 
+    def __xgpu_preconditioner__(self):
+        """The matrix applied as a preconditioner (M = the matrix: y = M x by its SpMV)."""
+        return _xgpu.operator_preconditioner(self._m)
+
     def get(self):
         """The matrix as a scipy.sparse.csr_matrix."""
         import scipy.sparse as sp
@@ -134,3 +142,7 @@ class Laplacian:
         return y
 
     __matmul__ = matvec = dot
+
+    def __xgpu_preconditioner__(self):
+        """The stencil applied as a preconditioner (y = M x by its product)."""
+        return _xgpu.operator_preconditioner(self._s)

@@ -41,6 +41,10 @@ def test_launch_arguments_are_checked(ctx):
         k(ctx.queue, 4, y, "y", np.float32(1), np.int32(4))
     with pytest.raises(xgpu.InvalidArgument, match="strided view"):
         k(ctx.queue, 2, y[::2], y[:2], np.float32(1), np.int32(2))  # the kernel sees a pointer, not strides
+    # A scalar of another width than the kernel's parameter: the backend's check, a TypeError.
+    with pytest.raises(xgpu.DTypeError, match="8 bytes") as caught:
+        k(ctx.queue, 4, y, y, np.float64(0.5), np.int32(4))
+    assert isinstance(caught.value, TypeError)
     assert ctx.launch_count == before
     with pytest.raises(xgpu.InvalidArgument):
         ctx.compile(SOURCE).kernel("nope")

@@ -38,6 +38,10 @@
 
 namespace xgpu::amg {
 
+// The most near-null-space vectors a hierarchy takes: each is a coarse row of every aggregate, so
+// the coarse operators' rows grow with their number (an elasticity problem's rigid body modes are 6).
+inline constexpr std::size_t max_candidates = 32;
+
 enum class Smoother {
     jacobi,    // damped Jacobi, omega / rho(D^-1 A) scaled
     l1_jacobi, // L1-Jacobi: D + the off-diagonal row sums of |a_ij|, undamped (no eigenvalue needed)
@@ -93,13 +97,14 @@ template <class S> struct Hierarchy;
 // V-cycle of a hierarchy runs at a time, and refresh through any copy refreshes them all.
 template <class T> class SmoothedAggregation {
 public:
+    using value_type = T;
     // Builds the hierarchy of A (square, real, with a positive diagonal and finite values; each
     // checked before any work, InvalidArgument or ShapeError naming the problem).
     explicit SmoothedAggregation(const sparse::Csr<T>& a, const Options& o = {});
     // With near-null-space vectors of A (the constant by default): what A maps to nearly zero,
     // which each aggregate's columns of the tentative prolongator span. b is one vector (rows
     // values, none zero), e.g. the rigid translation of a problem scaled row by row, or k of them
-    // (rows x k, by rows; k <= 32), e.g. an elasticity problem's rigid body modes: then each
+    // (rows x k, by rows; k <= max_candidates), e.g. an elasticity problem's rigid body modes: then each
     // aggregate has k columns, an orthonormal basis of B on its nodes (a QR of each aggregate's
     // block, as PyAMG's fit_candidates), and the coarse levels k rows an aggregate.
     SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o = {});
@@ -112,6 +117,7 @@ public:
 
     std::int64_t rows() const { return rows_; }
     std::int64_t cols() const { return rows_; }
+    const Context& context() const;
     // y = M x: one V-cycle for A y = x from y = 0.
     void apply(const Array<T>& x, Array<T>& y) const;
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;

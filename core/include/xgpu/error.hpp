@@ -68,6 +68,12 @@ class ShapeError : public InvalidArgument {
     using InvalidArgument::InvalidArgument;
 };
 
+// Types that do not fit together: a kernel argument of another kind or size than the kernel's
+// parameter (Python raises it as xgpu.DTypeError, a TypeError).
+class DTypeError : public InvalidArgument {
+    using InvalidArgument::InvalidArgument;
+};
+
 // The requested backend (or device) cannot start here; the message says what is missing.
 class BackendUnavailable : public Error {
     using Error::Error;

@@ -170,6 +170,7 @@ public:
     Laplacian2D(const Context& ctx, std::int64_t nx, std::int64_t ny);
     std::int64_t rows() const { return nx_ * ny_; }
     std::int64_t cols() const { return rows(); }
+    const Context& context() const { return ctx_; }
     void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
     // y = alpha*A*x + beta*y (beta == 0: y is only written).
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
@@ -188,6 +189,7 @@ public:
     Laplacian3D(const Context& ctx, std::int64_t nx, std::int64_t ny, std::int64_t nz);
     std::int64_t rows() const { return nx_ * ny_ * nz_; }
     std::int64_t cols() const { return rows(); }
+    const Context& context() const { return ctx_; }
     void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
     bool apply_dot(const Array<T>& x, Array<T>& y, Array<T>& partial) const;

@@ -40,7 +40,8 @@ template <class T, class Op> OperatorRef<T> held_operator_ref(Op a) {
 
 // A preconditioner M (approximating A's inverse): none, Jacobi (recognised and fused into the
 // solvers' kernels), or any operator with rows(), cols() and apply(x, y) (y = M x) such as
-// Chebyshev below or a user type.
+// Chebyshev below or a user type. One with context() is checked against the solve's vectors
+// before any work (a preconditioner of another context is refused).
 template <class T> class Preconditioner {
 public:
     Preconditioner() = default;
@@ -52,6 +53,10 @@ public:
     }
     Preconditioner(Op op) : rows_(op.rows()), cols_(op.cols()) {
         if constexpr (requires { op.inverse_diagonal(); }) inverse_diagonal_ = op.inverse_diagonal();
+        if constexpr (requires {
+                          { op.context() } -> std::convertible_to<Context>;
+                      })
+            context_ = op.context();
         auto held = std::make_shared<Op>(std::move(op));
         apply_ = [held](const Array<T>& x, Array<T>& y) { held->apply(x, y); };
     }
@@ -61,10 +66,13 @@ public:
     const Array<T>& inverse_diagonal() const { return inverse_diagonal_; }
     std::int64_t rows() const { return rows_; }
     std::int64_t cols() const { return cols_; }
+    // The operator's context, where it says (an empty Context otherwise).
+    const Context& context() const { return context_; }
     void apply(const Array<T>& x, Array<T>& y) const { apply_(x, y); }
 
 private:
     std::int64_t rows_ = 0, cols_ = 0;
+    Context context_;
     Array<T> inverse_diagonal_;
     std::function<void(const Array<T>&, Array<T>&)> apply_;
 };
@@ -85,6 +93,7 @@ public:
     void apply(const Array<T>& x, Array<T>& y) const { apply(T(1), x, T(0), y); }
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
     const Array<T>& inverse_diagonal() const { return inverse_; }
+    const Context& context() const { return inverse_.context(); }
 
 private:
     Array<T> inverse_;
@@ -115,6 +124,7 @@ public:
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const;
     double lmax() const { return lmax_; }
     double lmin() const { return lmin_; }
+    const Context& context() const { return ctx_; }
 
 private:
     Context ctx_;

@@ -66,9 +66,10 @@ enum class CgVariant {
     automatic,        // pipelined on GPUs for systems of at most 2^19 unknowns, where launches cost more
                       // than its extra vector traffic, classic otherwise (see automatic_variant)
 };
-// The variant `automatic` runs for n unknowns on a device of type `device` (H200, 2-D Poisson,
-// us per iteration, classic / pipelined: 23.5 / 21.5 at 256^2, 24.3 / 22.0 at 512^2, 55.8 / 58.7
-// at 1024^2; CPUs, where launches are cheap, always classic).
+// The variant `automatic` runs for n unknowns on a device of type `device`: on GPUs the pipelined
+// form while launches dominate an iteration (2-D Poisson up to 512^2), classic above, where the
+// pipelined update's lower bandwidth costs more than its saved launches; CPUs, where launches are
+// cheap, always classic. docs/performance.md (Krylov solvers) has the measurements.
 CgVariant automatic_variant(std::uint64_t n, DeviceType device);
 
 struct SolverReport {
@@ -129,6 +130,11 @@ template <class T> struct SolverOptions {
     int form_trial_iterations = 3;
     // Called at every check the host reads (iteration, |r| / |b|), from the solving thread.
     std::function<void(std::int64_t, double)> progress;
+    // Called after every iteration that ran, with its number and the iterate x (scipy's
+    // callback(xk)), from the solving thread. The host then waits for each iteration before it
+    // enqueues the next (as check_interval 1 with no check in flight): a small solve's iteration
+    // costs a round trip to the device more, and the callback's own time.
+    std::function<void(std::int64_t, const Array<T>&)> callback;
 };
 
 namespace detail {

@@ -678,8 +678,9 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
             throw ShapeError(fmt::format("xgpu: amg: the near-null-space vectors have shape {}: they must be one "
                                          "value for each of the matrix's {} rows ({}), or k of them ({}, k)",
                                          to_string(b.shape()), a.rows(), a.rows(), a.rows()));
-        if (block && b.shape()[1] > 32)
-            throw InvalidArgument(fmt::format("xgpu: amg: {} near-null-space vectors: at most 32", b.shape()[1]));
+        if (block && b.shape()[1] > max_candidates)
+            throw ShapeError(
+                fmt::format("xgpu: amg: {} near-null-space vectors: at most {}", b.shape()[1], max_candidates));
         if (!b.is_contiguous())
             throw InvalidArgument("xgpu: amg: the near-null-space vectors must be contiguous (by rows)");
         if (b.context() != a.context())
@@ -750,6 +751,10 @@ template <class T> void SmoothedAggregation<T>::refresh(const sparse::Csr<T>& a)
         *same_ = std::move(next);
     }
     report_ = std::move(report);
+}
+
+template <class T> const Context& SmoothedAggregation<T>::context() const {
+    return single_ ? single_->ctx : same_->ctx;
 }
 
 template <class T> void SmoothedAggregation<T>::apply(const Array<T>& x, Array<T>& y) const {

@@ -183,8 +183,10 @@ Refusal refusal(const char* method, const OperatorRef<T>& a, const Array<T>& b, 
     if (!m.none() && (m.rows() != a.rows || m.cols() != a.rows))
         return Refusal{true, fmt::format("xgpu: {}: the preconditioner is {}x{}, the operator {}x{}", method, m.rows(),
                                          m.cols(), a.rows, a.cols)};
-    if (!m.inverse_diagonal().empty() && !(m.inverse_diagonal().context() == b.context()))
-        return Refusal{false, fmt::format("xgpu: {}: the preconditioner lives on another context", method)};
+    if (!m.none() && ((m.context().impl() && !(m.context() == b.context())) ||
+                      (!m.inverse_diagonal().empty() && !(m.inverse_diagonal().context() == b.context()))))
+        return Refusal{false,
+                       fmt::format("xgpu: {}: the preconditioner was built on another context than b's", method)};
     return {};
 }
 
@@ -292,8 +294,10 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
     // checks every iteration with at most two checks in flight (the device still works ahead
     // of the host by an iteration).
     const bool heavy = !o.preconditioner.none() && o.preconditioner.inverse_diagonal().empty();
-    const int interval = heavy ? 1 : o.check_interval;
-    const std::size_t depth = heavy ? std::size_t(std::min(o.ring_depth, 2)) : std::size_t(o.ring_depth);
+    // A callback sees each iteration's x: every iteration is checked and waited for.
+    const bool each = bool(o.callback);
+    const int interval = heavy || each ? 1 : o.check_interval;
+    const std::size_t depth = each ? 1 : heavy ? std::size_t(std::min(o.ring_depth, 2)) : std::size_t(o.ring_depth);
     const HostBuffer ring = s.context().alloc_host(bytes * depth);
     const Drain drain(s.queue()); // the ring outlives the copies into it, whatever throws
     struct Pending {
@@ -304,7 +308,9 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
     std::deque<Pending> pending;
     std::size_t next = 0;
     bool stop = false;
-    // Reads a completed check: its residual into the history and the progress callback.
+    // Reads a completed check: its residual into the history and the progress callback; with a
+    // callback (one check in flight, taken before the next iteration is enqueued), iteration e.it
+    // ran unless the device stopped before it.
     const auto take = [&](const Pending& e) {
         const auto* snap = reinterpret_cast<const Snapshot<T>*>(static_cast<const char*>(ring.data()) + e.slot * bytes);
         const std::int64_t at = snap->code() == running ? e.it - m.lag() : base + snap->flag[iteration];
@@ -312,6 +318,12 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
         if (snap->code() != running) stop = true;
         if (report.history.empty() || report.history.back().first != at) report.history.emplace_back(at, rel);
         if (o.progress) o.progress(at, rel);
+        if (each) {
+            const std::int64_t last = snap->code() == running     ? e.it
+                                      : snap->code() == breakdown ? base + snap->flag[iteration] - 1
+                                                                  : base + snap->flag[iteration];
+            if (e.it <= last) o.callback(e.it, k.p.x);
+        }
     };
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t launches = s.context().launch_count();
@@ -328,8 +340,8 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
         // decision in them comes from the same global sums.
         if (s.distributed() && !pending.empty()) pending.front().done.wait();
         // Polled every iteration, not only at checks: on OpenCL the poll flushes the queue, and
-        // NVIDIA's driver starts queued work only then (pipelined CG on a small system ran up to
-        // 1.8x slower an iteration polling only at checks: `poisson --2d 256 --solver pipecg`).
+        // NVIDIA's driver starts queued work only then (pipelined CG on a small system runs much
+        // slower an iteration polling only at checks: `poisson --2d 256 --solver pipecg`).
         while (!pending.empty() && pending.front().done.is_complete()) {
             const Pending e = pending.front();
             pending.pop_front();
