@@ -90,7 +90,7 @@ struct Report {
 std::ostream& operator<<(std::ostream& os, const Report& r);
 
 namespace detail {
-template <class S> struct Hierarchy;
+template <class T> class Stored;
 }
 
 // A handle: copies (a Preconditioner holds one) share the hierarchy and its work vectors, so one
@@ -142,8 +142,7 @@ private:
     std::int64_t rows_ = 0;
     Options o_;
     Report report_;
-    std::shared_ptr<detail::Hierarchy<T>> same_;
-    std::shared_ptr<detail::Hierarchy<float>> single_; // single_precision with T = double
+    std::shared_ptr<detail::Stored<T>> h_; // in T, or in float for single_precision with T = double
 };
 
 extern template class SmoothedAggregation<float>;

@@ -1,0 +1,68 @@
+// Each level's smoother, set up once its operator is known: rho(D^-1 A) (the preconditioner
+// layer's Lanczos estimate), L1-Jacobi's row sums, or Chebyshev's recurrence coefficients; the
+// cycle applies them with kernels/amg.kernel's fused sweeps.
+#include <algorithm>
+
+#include "../solver/spectral.hpp"
+#include "hierarchy.hpp"
+
+namespace xgpu::amg::detail {
+
+template <class S> double spectral_radius(const sparse::Csr<S>& a, int steps) {
+    const Context& ctx = a.context();
+    const std::size_t n = std::size_t(a.rows());
+    const Array<S> d = a.diagonal();
+    // A start with every frequency in it, the same on every run and device.
+    Array<S> u = empty<S>(ctx, {n});
+    amg_kernel<S>(ctx, "xgpu_amg_start").launch(ctx.current_queue(), rows_grid(ctx, n), u, std::uint64_t(n));
+    // Rows without a diagonal (a coarse level's zero rows and columns) take no part: 0 from the
+    // start, they stay 0 (outside the D norm they would grow unchecked).
+    u = where(d == S(0), S(0), u);
+    xgpu::detail::OperatorRef<S> op;
+    op.rows = op.cols = a.rows();
+    op.forms.push_back({"csr", [&a](const Array<S>& x, Array<S>& y) { sparse::spmv(a, x, y); }, {}});
+    return xgpu::detail::lanczos_max(op, u, d, inverse_or_zero(d, 1), steps);
+}
+
+template <class S> void setup_smoother(Level<S>& L, const Options& o, bool coarsest) {
+    const Context& ctx = L.a.context();
+    const Queue q = ctx.current_queue();
+    const auto n = std::size_t(L.a.rows());
+    // Where the sparse layer's own product for this level is not a work-item a row (long rows,
+    // as on 3-D coarse levels, or another format that the environment or the tuning database
+    // chose), the smoothers take A x from it: it reads long rows faster than a work-item can.
+    L.ax_apart = !L.a.fuses_dot(sparse::Format::automatic);
+    // The other half of the iterate, where a smoothing takes more than one step.
+    const int steps = (o.smoother == Smoother::chebyshev ? o.chebyshev_degree : 1) *
+                      (coarsest ? coarse_sweeps : std::max(o.presmooth, o.postsmooth));
+    L.t = steps > 1 ? empty<S>(ctx, {n}) : Array<S>();
+    if (o.smoother == Smoother::l1_jacobi) {
+        L.l1 = empty<S>(ctx, {n});
+        amg_kernel<S>(ctx, "xgpu_amg_l1")
+            .launch(q, rows_grid(ctx, n), L.a.row_ptr(), L.a.values(), L.l1, std::uint64_t(n));
+        return;
+    }
+    if (L.rho == 0) L.rho = spectral_radius(L.a, o.lanczos_steps);
+    if (o.smoother == Smoother::jacobi) return;
+    // Chebyshev on [rho / 30, 1.1 rho] of D^-1 A (Adams et al. 2003; the bounds of PyAMG and
+    // Ifpack2): the three-term recurrence's coefficients for each step of the polynomial.
+    L.d = empty<S>(ctx, {n});
+    const double upper = 1.1 * L.rho, lower = upper / 30;
+    const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
+    L.c_d = {0.0};
+    L.c_r = {1 / theta};
+    double r = 1 / sigma;
+    for (int k = 1; k < o.chebyshev_degree; ++k) {
+        const double next = 1 / (2 * sigma - r);
+        L.c_d.push_back(next * r);
+        L.c_r.push_back(2 * next / delta);
+        r = next;
+    }
+}
+
+template double spectral_radius(const sparse::Csr<float>&, int);
+template double spectral_radius(const sparse::Csr<double>&, int);
+template void setup_smoother(Level<float>&, const Options&, bool);
+template void setup_smoother(Level<double>&, const Options&, bool);
+
+} // namespace xgpu::amg::detail
