@@ -184,8 +184,8 @@ void bind_preconditioners(nb::module_& m) {
         nb::arg("a"));
     m.def(
         "chebyshev",
-        [](nb::handle a, int degree, int power_steps, double safety, double lower_ratio) {
-            const ChebyshevOptions o{degree, power_steps, safety, lower_ratio};
+        [](nb::handle a, int degree, int lanczos_steps, double safety, double lower_ratio) {
+            const ChebyshevOptions o{degree, lanczos_steps, safety, lower_ratio};
             NativePreconditioner out;
             if (!visit_real_operator(a, [&](const auto& op) {
                     using T = value_of_t<decltype(op)>;
@@ -196,7 +196,7 @@ void bind_preconditioners(nb::module_& m) {
                 throw DTypeError("xgpu: Chebyshev takes an xgpu sparse matrix or a Laplacian");
             return out;
         },
-        nb::arg("a"), nb::arg("degree"), nb::arg("power_steps"), nb::arg("safety"), nb::arg("lower_ratio"));
+        nb::arg("a"), nb::arg("degree"), nb::arg("lanczos_steps"), nb::arg("safety"), nb::arg("lower_ratio"));
     m.def("operator_preconditioner", &operator_preconditioner, nb::arg("a"));
 }
 

@@ -85,14 +85,14 @@ class Jacobi(NativePreconditioner):
 
 class Chebyshev(NativePreconditioner):
     """A polynomial preconditioner: ``degree`` steps of Chebyshev iteration for A y = x from y = 0 on
-    [lmax / lower_ratio, lmax], lmax from ``power_steps`` power iterations on the device times
+    [lmax / lower_ratio, lmax], lmax from ``lanczos_steps`` Lanczos steps on the device times
     ``safety``. Symmetric positive definite where A is (CG may take it). ``A``: an xgpu sparse
     matrix, a Laplacian, or a scipy sparse matrix (moved to ``context``, else the default context)."""
 
-    def __init__(self, A, degree=4, *, power_steps=12, safety=1.1, lower_ratio=30.0, context=None):
+    def __init__(self, A, degree=4, *, lanczos_steps=12, safety=1.1, lower_ratio=30.0, context=None):
         op = _device_operator(A, context, "Chebyshev")
         native = op._s if hasattr(op, "_s") else op._m
-        super().__init__(_xgpu.chebyshev(native, int(degree), int(power_steps), float(safety), float(lower_ratio)))
+        super().__init__(_xgpu.chebyshev(native, int(degree), int(lanczos_steps), float(safety), float(lower_ratio)))
 
 
 def _device_operator(A, context, what):

@@ -27,7 +27,7 @@ class Jacobi(NativePreconditioner):
     def __init__(self, A: Any, *, context: _xgpu.Context | None = None) -> None: ...
 
 class Chebyshev(NativePreconditioner):
-    def __init__(self, A: Any, degree: int = 4, *, power_steps: int = 12, safety: float = 1.1,
+    def __init__(self, A: Any, degree: int = 4, *, lanczos_steps: int = 12, safety: float = 1.1,
                  lower_ratio: float = 30.0, context: _xgpu.Context | None = None) -> None: ...
 
 def cg(A: Any, b: Array | Any, x0: Array | Any | None = None, *, rtol: float = 1e-05, atol: float = 0.0,

@@ -16,6 +16,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "xgpu/operator.hpp"
 
@@ -99,20 +100,34 @@ private:
     Array<T> inverse_;
 };
 
+// The Chebyshev polynomial's interval, which multigrid's Chebyshev smoother takes too (on D^-1 A):
+// [lmax / lower_ratio, lmax] with lmax the largest eigenvalue's estimate times `safety` (the
+// bounds of Adams et al. 2003, PyAMG and Ifpack2).
 struct ChebyshevOptions {
     int degree = 4;          // operator products per application: degree - 1
-    int power_steps = 12;    // power iterations for the largest eigenvalue (on the device)
-    double safety = 1.1;     // the estimate is scaled by this (power iteration underestimates)
+    int lanczos_steps = 12;  // Lanczos steps for the largest eigenvalue (on the device)
+    double safety = 1.1;     // the estimate is scaled by this (Lanczos's is a lower bound)
     double lower_ratio = 30; // the smallest eigenvalue aimed at: largest / lower_ratio
 };
 
+namespace detail {
+// The three-term recurrence of `degree` Chebyshev steps for A y = x from y = 0 on [lmin, lmax]
+// (Saad, Iterative Methods, algorithm 12.1): step k is d = c_d[k] d + c_r[k] r, y += d, with r the
+// residual (c_d[0] = 0). The preconditioner applies it to A, multigrid's smoother to D^-1 A.
+struct ChebyshevSteps {
+    std::vector<double> c_d, c_r;
+};
+ChebyshevSteps chebyshev_steps(double lmin, double lmax, int degree);
+} // namespace detail
+
 // A polynomial preconditioner: `degree` steps of Chebyshev iteration for A y = x from y = 0 on
-// [lmax / lower_ratio, lmax], lmax from a few power iterations on the device. Symmetric positive
-// definite where A is (so CG may take it).
+// [lmax / lower_ratio, lmax], lmax from a few Lanczos steps on the device (the library's one
+// spectral estimate, which multigrid's smoothers take too). Symmetric positive definite where A
+// is (so CG may take it).
 template <class T> class Chebyshev {
 public:
     // From any operator (copied and held): a sparse matrix, a stencil, a distributed matrix (its
-    // power iteration's norms are then global), a multigrid level.
+    // Lanczos sums are then global), a multigrid level.
     template <LinearOperator<T> Op>
     Chebyshev(const Context& ctx, Op a, const ChebyshevOptions& o = {})
         : Chebyshev(ctx, detail::held_operator_ref<T>(std::move(a)), o) {}
@@ -132,6 +147,7 @@ private:
     detail::OperatorRef<T> a_;
     ChebyshevOptions o_;
     double lmax_ = 0, lmin_ = 0;
+    detail::ChebyshevSteps steps_;
     mutable Array<T> r_, d_, t_; // work space of apply
 };
 

@@ -5,6 +5,7 @@
 
 #include "../solver/spectral.hpp"
 #include "hierarchy.hpp"
+#include "xgpu/preconditioner.hpp"
 
 namespace xgpu::amg::detail {
 
@@ -44,20 +45,14 @@ template <class S> void setup_smoother(Level<S>& L, const Options& o, bool coars
     }
     if (L.rho == 0) L.rho = spectral_radius(L.a, o.lanczos_steps);
     if (o.smoother == Smoother::jacobi) return;
-    // Chebyshev on [rho / 30, 1.1 rho] of D^-1 A (Adams et al. 2003; the bounds of PyAMG and
-    // Ifpack2): the three-term recurrence's coefficients for each step of the polynomial.
+    // Chebyshev on D^-1 A, over the preconditioner's interval (ChebyshevOptions' bounds) and by
+    // its recurrence: each step's coefficients.
     L.d = empty<S>(ctx, {n});
-    const double upper = 1.1 * L.rho, lower = upper / 30;
-    const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
-    L.c_d = {0.0};
-    L.c_r = {1 / theta};
-    double r = 1 / sigma;
-    for (int k = 1; k < o.chebyshev_degree; ++k) {
-        const double next = 1 / (2 * sigma - r);
-        L.c_d.push_back(next * r);
-        L.c_r.push_back(2 * next / delta);
-        r = next;
-    }
+    const ChebyshevOptions bounds;
+    const double upper = bounds.safety * L.rho, lower = upper / bounds.lower_ratio;
+    auto c = xgpu::detail::chebyshev_steps(lower, upper, o.chebyshev_degree);
+    L.c_d = std::move(c.c_d);
+    L.c_r = std::move(c.c_r);
 }
 
 template double spectral_radius(const sparse::Csr<float>&, int);

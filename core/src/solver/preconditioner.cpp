@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "spectral.hpp"
 #include "xgpu/preconditioner.hpp"
 #include "xgpu/reduction.hpp"
 
@@ -31,21 +32,34 @@ template <class T> void Jacobi<T>::apply(T alpha, const Array<T>& x, T beta, Arr
         y = alpha * inverse_ * x + beta * y;
 }
 
+namespace detail {
+ChebyshevSteps chebyshev_steps(double lmin, double lmax, int degree) {
+    const double theta = (lmax + lmin) / 2, delta = (lmax - lmin) / 2, sigma = theta / delta;
+    ChebyshevSteps s{{0.0}, {1 / theta}};
+    double rho = 1 / sigma;
+    for (int k = 1; k < degree; ++k) {
+        const double next = 1 / (2 * sigma - rho);
+        s.c_d.push_back(next * rho);
+        s.c_r.push_back(2 * next / delta);
+        rho = next;
+    }
+    return s;
+}
+} // namespace detail
+
 template <class T>
 Chebyshev<T>::Chebyshev(const Context& ctx, detail::OperatorRef<T> a, const ChebyshevOptions& o)
     : ctx_(ctx), n_(a.rows), a_(std::move(a)), o_(o) {
     if (a_.rows != a_.cols)
         throw ShapeError(fmt::format("xgpu: Chebyshev: the operator is {}x{}: it must be square", a_.rows, a_.cols));
-    if (o.degree < 1 || o.power_steps < 1 || !(o.safety >= 1) || !(o.lower_ratio > 1))
-        throw InvalidArgument(fmt::format("xgpu: Chebyshev: degree and power_steps must be >= 1, safety >= 1 and "
+    if (o.degree < 1 || o.lanczos_steps < 1 || !(o.safety >= 1) || !(o.lower_ratio > 1))
+        throw InvalidArgument(fmt::format("xgpu: Chebyshev: degree and lanczos_steps must be >= 1, safety >= 1 and "
                                           "lower_ratio > 1 (got {}, {}, {}, {})",
-                                          o.degree, o.power_steps, o.safety, o.lower_ratio));
+                                          o.degree, o.lanczos_steps, o.safety, o.lower_ratio));
     // A process of a distributed operator may hold no rows; the operator as a whole must have some.
     double total = double(n_);
     if (a_.global) a_.global->sum(&total, 1);
     if (total < 1) throw InvalidArgument("xgpu: Chebyshev: the operator has no rows");
-    // The largest eigenvalue by power iteration; the norms are the operator's (global where it is
-    // distributed).
     // The start vector is a hash of each row's global index, so that it is the same vector
     // however the rows are spread over processes.
     std::vector<T> start(std::size_t(n_), T(0));
@@ -56,43 +70,33 @@ Chebyshev<T>::Chebyshev(const Context& ctx, detail::OperatorRef<T> a, const Cheb
         z ^= z >> 31;
         start[i] = T(0.5 + double(z >> 11) * 0x1.0p-53);
     }
-    Array<T> v = to_device(ctx, start), w = empty<T>(ctx, {std::size_t(n_)});
-    v = v * T(1 / a_.norm(v));
-    double estimate = 0;
-    for (int k = 0; k <= o.power_steps; ++k) {
-        a_.apply(v, w);
-        estimate = a_.norm(w);
-        if (!(estimate > 0) || !std::isfinite(estimate)) break;
-        if (k < o.power_steps) v = w * T(1 / estimate);
-    }
+    // The largest eigenvalue by Lanczos (its scalars global where the operator is distributed).
+    const double estimate = detail::lanczos_max(a_, to_device(ctx, start), Array<T>(), Array<T>(), o.lanczos_steps);
     if (!(estimate > 0) || !std::isfinite(estimate))
         throw InvalidArgument(
             fmt::format("xgpu: Chebyshev: the operator's largest eigenvalue estimate is {}", estimate));
     lmax_ = estimate * o.safety;
     lmin_ = lmax_ / o.lower_ratio;
+    steps_ = detail::chebyshev_steps(lmin_, lmax_, o.degree);
     r_ = empty<T>(ctx, {std::size_t(n_)});
     d_ = empty<T>(ctx, {std::size_t(n_)});
     t_ = empty<T>(ctx, {std::size_t(n_)});
 }
 
-// Chebyshev iteration for A y = x from y = 0 (Saad, Iterative Methods, algorithm 12.1).
+// Chebyshev iteration for A y = x from y = 0 (detail::chebyshev_steps).
 template <class T> void Chebyshev<T>::apply(const Array<T>& x, Array<T>& y) const {
     if (x.size() != std::size_t(n_) || y.size() != std::size_t(n_))
         throw ShapeError(
             fmt::format("xgpu: Chebyshev of {} rows: x and y have {} and {} elements", n_, x.size(), y.size()));
-    const double theta = (lmax_ + lmin_) / 2, delta = (lmax_ - lmin_) / 2, sigma = theta / delta;
-    double rho = 1 / sigma;
-    d_ = x * T(1 / theta);
+    d_ = x * T(steps_.c_r[0]);
     y.assign(d_);
     if (o_.degree == 1) return;
     r_.assign(x);
     for (int k = 1; k < o_.degree; ++k) {
         a_.apply(d_, t_);
         r_ -= t_;
-        const double next = 1 / (2 * sigma - rho);
-        d_ = T(next * rho) * d_ + T(2 * next / delta) * r_;
+        d_ = T(steps_.c_d[std::size_t(k)]) * d_ + T(steps_.c_r[std::size_t(k)]) * r_;
         y += d_;
-        rho = next;
     }
 }
 
