@@ -35,9 +35,8 @@ done
 # Idleness: the CPU's idle share over 3 s (this script's own runs raise the load average).
 idle() { vmstat 3 2 | tail -1 | awk '{print $15 "% idle over 3 s"}'; }
 echo "before: $(idle), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-# ViennaCL's peer in PEER_RUNS processes (default 2): the 2-core PoCL machine's speed drifts up
-# to 2x over minutes (its CG took 24 to 58 ms an iteration, the triad 17 to 30 GB/s); the fastest
-# process's CG is the one compared with (conservative).
+# ViennaCL's peer in PEER_RUNS processes (default 2): a shared machine's speed drifts over
+# minutes; the fastest process's CG is the one compared with (conservative).
 VCL=""
 VCL_ALL=""
 TRIADS=""

@@ -5,8 +5,7 @@
 # alternately `repeats` times; then one table of each format's GB/s (median over the repeats) as a
 # share of the same repeat's triad (target >= 0.7 for the automatic choice) and against ViennaCL's
 # (target >= 2.5x), the latter also against ViennaCL's fastest repeat (the conservative figure:
-# on the 2-core PoCL machine the whole machine's speed drifted up to 2x between repeats, ViennaCL
-# from 6.0 to 13.2 GB/s with the triad from 20 to 30 GB/s; a repeat's ratios are taken within it).
+# a shared machine's speed drifts between repeats, so a repeat's ratios are taken within it).
 #
 #   scripts/pocl-spmv-bench.sh [N] [repeats]     (defaults 1024 3)
 #

@@ -5,6 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
 cd build
-# Tests side by side, one a core: the consumer test (a build) overlaps the others (2 cores: about
-# 9 minutes instead of 11 with a cold compile cache).
+# Tests side by side, one a core: the consumer test (a build) overlaps the others.
 exec ctest --output-on-failure -j"$(nproc)"
