@@ -39,9 +39,7 @@ template <class T> struct PyOperator {
         detail::assign(y.desc(), nb::cast<const ArrayDesc&>(r));
     }
     void apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
-        Array<T> ax = empty<T>(x.context(), {std::size_t(n)});
-        apply(x, ax);
-        y = alpha * ax + beta * y;
+        detail::scaled_apply(*this, alpha, x, beta, y);
     }
 };
 

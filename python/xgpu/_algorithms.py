@@ -14,7 +14,7 @@ import numpy as np
 from . import _array as _array_module
 from . import _xgpu
 from ._array import Array, _axis, _fold, compute_pending, empty, full, to_device, zeros
-from ._errors import DTypeError
+from ._errors import DTypeError, ShapeError
 
 __all__ = ["sort", "argsort", "sort_by_key", "searchsorted", "unique", "bincount", "histogram", "nonzero",
            "flatnonzero", "argwhere", "concatenate", "stack", "copy_if", "remove_if", "partition"]
@@ -356,16 +356,36 @@ def _masked_get(self, key):
 
 
 def _masked_set(self, key, value):
-    """numpy's a[mask] = value (a scalar, or one value per element where the mask holds)."""
+    """numpy's a[mask] = value: a scalar, one value per element where the mask holds, or for a
+    mask of the leading dimensions the sub-arrays (count, *rest) or one sub-array broadcast over
+    them (numpy's broadcasting to the selection's shape)."""
     mask = _mask_of(self, key)
-    if mask.ndim != self.ndim:
-        raise NotImplementedError("xgpu: assignment through a boolean index of fewer dimensions than the array")
+    rest = self.shape[mask.ndim:]
+    if rest:
+        # The mask over every element: each selected sub-array's elements, in C order.
+        spread = mask.reshape(mask.shape + (1,) * len(rest)) & full(self.context, self.shape, True, np.bool_)
+        is_scalar = not isinstance(value, Array) and np.ndim(value) == 0
+        if not is_scalar:
+            count = int(_array_module.sum(mask.astype(np.int64)).get())
+            target = (count, *rest)
+            shape = value.shape if isinstance(value, Array) else np.shape(value)
+            try:
+                np.broadcast_shapes(shape, target)
+            except ValueError:
+                raise ShapeError(f"xgpu: {shape} values cannot be assigned to the {target} elements the boolean "
+                                 "index selects") from None
+            if tuple(shape) != target:
+                if isinstance(value, Array):
+                    value = (value.astype(self.dtype, copy=False) + zeros(self.context, target, self.dtype)).finish()
+                else:
+                    value = np.broadcast_to(np.asarray(value, dtype=self.dtype), target)
+        mask = spread.finish()
     compute_pending()
     if isinstance(value, Array):
         values = value.astype(self.dtype, copy=False).ravel()
     else:
         host = np.asarray(value, dtype=self.dtype)
-        values = to_device(self.context, host.reshape(-1))
+        values = to_device(self.context, np.ascontiguousarray(host).reshape(-1))
     _xgpu.assign_masked(self.desc, _node(mask), values.desc)
 
 

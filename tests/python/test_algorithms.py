@@ -129,6 +129,22 @@ def test_nonzero_and_masks(ctx, rng):
     with pytest.raises(ValueError):
         y[x > 1] = np.arange(k + 1)
     np.testing.assert_array_equal(y.get(), want)  # untouched by the refusal
+    # a[mask] = ... with a mask of the leading dimensions: a scalar, the sub-arrays, one sub-array
+    # broadcast over them (host or device), as numpy's.
+    rows = h[:, 0, 0] > 0
+    lead = h[:, :, 0] < 0
+    n, m = int(rows.sum()), int(lead.sum())
+    for key, value in ((rows, 7), (lead, -5), (rows, rng.integers(0, 9, (n, 7, 8))), (rows, np.arange(8)),
+                       (xgpu.to_device(ctx, lead), xgpu.to_device(ctx, np.arange(m * 8).reshape(m, 8))),
+                       (lead, xgpu.to_device(ctx, np.arange(8, dtype=np.int64)))):
+        host_value = value.get() if isinstance(value, xgpu.Array) else value
+        host_key = key.get() if isinstance(key, xgpu.Array) else key
+        y[key] = value
+        want[host_key] = host_value
+        np.testing.assert_array_equal(y.get(), want)
+    with pytest.raises(ValueError):
+        y[rows] = np.arange(7)
+    np.testing.assert_array_equal(y.get(), want)
 
 
 def test_copy_if_remove_if_partition(ctx, rng):

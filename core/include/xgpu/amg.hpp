@@ -45,7 +45,7 @@ inline constexpr std::size_t max_candidates = 32;
 enum class Smoother {
     jacobi,    // damped Jacobi, omega / rho(D^-1 A) scaled
     l1_jacobi, // L1-Jacobi: D + the off-diagonal row sums of |a_ij|, undamped (no eigenvalue needed)
-    chebyshev, // a Chebyshev polynomial in D^-1 A of chebyshev_degree on [rho / 30, 1.1 rho] per sweep
+    chebyshev, // a Chebyshev polynomial in D^-1 A of chebyshev_degree per sweep, on ChebyshevOptions' interval
 };
 const char* name(Smoother s);
 

@@ -23,6 +23,17 @@
 namespace xgpu {
 
 namespace detail {
+// y = alpha M x + beta y through m.apply(x, t) (beta 0: y is only written): the scaled form of an
+// operator that has only y = M x.
+template <class T, class M> void scaled_apply(const M& m, T alpha, const Array<T>& x, T beta, Array<T>& y) {
+    Array<T> t = empty<T>(x.context(), {std::size_t(m.rows())});
+    m.apply(x, t);
+    if (beta == T(0))
+        y = alpha * t;
+    else
+        y = alpha * t + beta * y;
+}
+
 // operator_ref of a copy of `a` that the reference holds (operator_ref itself refers to the
 // caller's operator, which must outlive it).
 template <class T, class Op> OperatorRef<T> held_operator_ref(Op a) {

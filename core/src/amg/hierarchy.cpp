@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "hierarchy.hpp"
+#include "xgpu/preconditioner.hpp"
 #include "xgpu/reduction.hpp"
 
 namespace xgpu::amg {
@@ -329,12 +330,7 @@ template <class T> void SmoothedAggregation<T>::apply(const Array<T>& x, Array<T
 }
 
 template <class T> void SmoothedAggregation<T>::apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
-    Array<T> t = empty<T>(x.context(), {std::size_t(rows_)});
-    apply(x, t);
-    if (beta == T(0))
-        y = alpha * t;
-    else
-        y = alpha * t + beta * y;
+    xgpu::detail::scaled_apply(*this, alpha, x, beta, y);
 }
 
 template <class T> sparse::Csr<T> SmoothedAggregation<T>::operator_at(std::size_t l) const {

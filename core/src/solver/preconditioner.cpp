@@ -101,12 +101,7 @@ template <class T> void Chebyshev<T>::apply(const Array<T>& x, Array<T>& y) cons
 }
 
 template <class T> void Chebyshev<T>::apply(T alpha, const Array<T>& x, T beta, Array<T>& y) const {
-    Array<T> t = empty<T>(ctx_, {std::size_t(n_)});
-    apply(x, t);
-    if (beta == T(0))
-        y = alpha * t;
-    else
-        y = alpha * t + beta * y;
+    detail::scaled_apply(*this, alpha, x, beta, y);
 }
 
 template class Jacobi<float>;
