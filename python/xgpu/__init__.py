@@ -42,5 +42,6 @@ __all__ = ["Error", "CompileError", "OutOfMemory", "LaunchError", "InvalidArgume
            "Program", "Queue", "backend_names", "backends", "ElementwiseKernel", "ReductionKernel", "ScanKernel",
            "InclusiveScanKernel", "ExclusiveScanKernel", "Grid", "cumsum", "cumprod", "amg", "random", "solvers",
            "sparse", "Image",
-           "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", "default_context", *_array_names,
+           "ImageFormat", "Sampler", "create_image", "image_from_array", "show_config", "default_context",
+           *_array_names,
            *_algorithm_names]
