@@ -69,6 +69,8 @@ public:
                           { op.context() } -> std::convertible_to<Context>;
                       })
             context_ = op.context();
+        else if (!inverse_diagonal_.empty())
+            context_ = inverse_diagonal_.context();
         auto held = std::make_shared<Op>(std::move(op));
         apply_ = [held](const Array<T>& x, Array<T>& y) { held->apply(x, y); };
     }
@@ -78,7 +80,7 @@ public:
     const Array<T>& inverse_diagonal() const { return inverse_diagonal_; }
     std::int64_t rows() const { return rows_; }
     std::int64_t cols() const { return cols_; }
-    // The operator's context, where it says (an empty Context otherwise).
+    // The operator's context, where it says or has an inverse diagonal (an empty Context otherwise).
     const Context& context() const { return context_; }
     void apply(const Array<T>& x, Array<T>& y) const { apply_(x, y); }
 

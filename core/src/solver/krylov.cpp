@@ -183,8 +183,7 @@ Refusal refusal(const char* method, const OperatorRef<T>& a, const Array<T>& b, 
     if (!m.none() && (m.rows() != a.rows || m.cols() != a.rows))
         return Refusal{true, fmt::format("xgpu: {}: the preconditioner is {}x{}, the operator {}x{}", method, m.rows(),
                                          m.cols(), a.rows, a.cols)};
-    if (!m.none() && ((m.context().impl() && !(m.context() == b.context())) ||
-                      (!m.inverse_diagonal().empty() && !(m.inverse_diagonal().context() == b.context()))))
+    if (!m.none() && m.context().impl() && !(m.context() == b.context()))
         return Refusal{false,
                        fmt::format("xgpu: {}: the preconditioner was built on another context than b's", method)};
     return {};
