@@ -23,6 +23,8 @@
 
 #include <cmath>
 
+#include "timing.hpp"
+
 #include <xgpu/algorithm.hpp>
 #include <xgpu/array.hpp>
 #include <xgpu/random.hpp>
@@ -31,24 +33,11 @@
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using xgpu::bench::median;
 
 // Median device time of `work` in ms, after a warm-up.
 double time_ms(const xgpu::Context& ctx, int reps, const std::function<void()>& work) {
-    auto q = ctx.queue();
-    for (int r = 0; r < 2; ++r)
-        work();
-    std::vector<double> ms;
-    for (int r = 0; r < reps; ++r) {
-        auto e0 = q.marker();
-        work();
-        auto e1 = q.marker();
-        ms.push_back(e0.elapsed_ms(e1));
-    }
-    return median(ms);
+    return xgpu::bench::median_ms(ctx.queue(), reps, work, 2);
 }
 
 struct Row {

@@ -21,8 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "timing.hpp"
 #include <chrono>
 #include <complex>
+
 #include <xgpu/array.hpp>
 #include <xgpu/codegen.hpp>
 #include <xgpu/random.hpp>
@@ -30,24 +32,11 @@
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using xgpu::bench::median;
 
-// Median GB/s of `work`, which moves `bytes` bytes.
+// Median GB/s of `work`, which moves `bytes` bytes (the median time's).
 double measure(const xgpu::Context& ctx, double bytes, int reps, const std::function<void()>& work) {
-    auto q = ctx.queue();
-    for (int r = 0; r < 3; ++r)
-        work(); // warm-up: compile, pool, caches
-    std::vector<double> gbs;
-    for (int r = 0; r < reps; ++r) {
-        auto e0 = q.marker();
-        work();
-        auto e1 = q.marker();
-        gbs.push_back(bytes / (e0.elapsed_ms(e1) * 1e6));
-    }
-    return median(gbs);
+    return bytes / (xgpu::bench::median_ms(ctx.queue(), reps, work) * 1e6);
 }
 
 // Median wall time of `work` in microseconds, after a warm-up.

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "timing.hpp"
+
 #include <xgpu/image.hpp>
 #include <xgpu/xgpu.hpp>
 
@@ -55,19 +57,7 @@ XGPU_KERNEL void stencil_buffer(XGPU_GLOBAL const float* u, XGPU_GLOBAL float* o
 }
 )";
 
-double median_ms(const xgpu::Queue& q, int reps, const std::function<void()>& work) {
-    for (int r = 0; r < 3; ++r)
-        work(); // warm-up: compile, texture objects, caches
-    std::vector<double> ms;
-    for (int r = 0; r < reps; ++r) {
-        auto e0 = q.marker();
-        work();
-        auto e1 = q.marker();
-        ms.push_back(e0.elapsed_ms(e1));
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-}
+using xgpu::bench::median_ms; // warm-up: compile, texture objects, caches
 
 } // namespace
 
