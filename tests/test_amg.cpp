@@ -287,6 +287,98 @@ TEST_CASE("a V-cycle of smoothed aggregation is the host's from the same operato
     }
 }
 
+// A smoother of the test's own: L1-Jacobi, y = x / l1 with l1 each row's sum of |a_ij| (made on
+// the host), which the built-in Smoother::l1_jacobi is too.
+struct HostL1 {
+    Array<double> l1;
+    explicit HostL1(const sparse::Csr<double>& a) {
+        const Host h = a.to_host();
+        std::vector<double> sums(std::size_t(h.rows), 0.0);
+        for (std::size_t i = 0; i < sums.size(); ++i)
+            for (auto k = h.row_ptr[i]; k < h.row_ptr[i + 1]; ++k)
+                sums[i] += std::abs(h.values[std::size_t(k)]);
+        l1 = to_device(a.context(), sums);
+    }
+    std::int64_t rows() const { return std::int64_t(l1.size()); }
+    std::int64_t cols() const { return rows(); }
+    void apply(const Array<double>& x, Array<double>& y) const { y.assign(x / l1); }
+};
+
+TEST_CASE("smoothed aggregation takes a smoother of one's own or the preconditioner layer's", "[amg]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t n = 40 + std::int64_t(test::rng()() % 24);
+        const Host h = sparse::poisson<double>(n, n);
+        const sparse::Csr<double> a(ctx, h);
+        const std::vector<double> hb = random_vector(std::size_t(h.rows));
+        const Array<double> b = to_device(ctx, hb);
+        for (const int sweeps : {1, 2}) {
+            INFO(sweeps << " sweeps");
+            amg::Options o;
+            o.max_coarse = 30;
+            o.presmooth = o.postsmooth = sweeps;
+            o.smoother = amg::Smoother::l1_jacobi;
+            const amg::SmoothedAggregation<double> builtin(a, o);
+            int made = 0;
+            const amg::SmoothedAggregation<double> own(a, {}, o, [&](const sparse::Csr<double>& level) {
+                ++made;
+                return Preconditioner<double>(HostL1(level));
+            });
+            REQUIRE(builtin.levels() >= 3);
+            CHECK(std::size_t(made) == own.levels());
+            CHECK(own.levels() == builtin.levels());
+            Array<double> y0 = empty<double>(ctx, {hb.size()}), y1 = empty<double>(ctx, {hb.size()});
+            builtin.apply(b, y0);
+            own.apply(b, y1);
+            const std::vector<double> want = y0.get(), got = y1.get();
+            double most = 0;
+            for (const double v : want)
+                most = std::max(most, std::abs(v));
+            for (std::size_t i = 0; i < got.size(); ++i)
+                CHECK(std::abs(got[i] - want[i]) <= 1e-12 * most);
+        }
+        // The preconditioner layer's Chebyshev on each level, in CG; refreshed with the hierarchy.
+        amg::Options o;
+        o.max_coarse = 30;
+        amg::SmoothedAggregation<double> ml(a, {}, o, [&](const sparse::Csr<double>& level) {
+            return Preconditioner<double>(Chebyshev<double>(ctx, level, {.degree = 3}));
+        });
+        Array<double> x = zeros<double>(ctx, {hb.size()});
+        SolverOptions<double> so;
+        so.rtol = 1e-8;
+        so.max_iterations = 100;
+        so.preconditioner = ml;
+        SolverReport r = cg(a, b, x, so);
+        INFO(ml.report());
+        CHECK(r.converged());
+        CHECK(r.iterations <= 20);
+        CHECK(true_relative_residual(h, x.get(), hb) <= 1e-8 * (1 + 1e-6));
+        ml.refresh(sparse::Csr<double>(ctx, h));
+        x.fill(0.0);
+        r = cg(a, b, x, so);
+        CHECK(r.converged());
+        CHECK(r.iterations <= 20);
+        // Refusals: a smoother of the wrong size or context, and with a float32 hierarchy.
+        const auto other = Context::from_env();
+        CHECK_THROWS_AS(amg::SmoothedAggregation<double>(
+                            a, {}, o, [&](const sparse::Csr<double>&) { return Preconditioner<double>(HostL1(a)); }),
+                        ShapeError);
+        CHECK_THROWS_WITH(amg::SmoothedAggregation<double>(a, {}, o,
+                                                           [&](const sparse::Csr<double>& level) {
+                                                               return Preconditioner<double>(Jacobi<double>(
+                                                                   to_device(other, level.diagonal().get())));
+                                                           }),
+                          Catch::Matchers::Contains("another context"));
+        amg::Options single = o;
+        single.single_precision = true;
+        const auto before = ctx.launch_count();
+        CHECK_THROWS_WITH(
+            amg::SmoothedAggregation<double>(
+                a, {}, single, [&](const sparse::Csr<double>& level) { return Preconditioner<double>(HostL1(level)); }),
+            Catch::Matchers::Contains("single_precision"));
+        CHECK(ctx.launch_count() == before);
+    }
+}
+
 // P_l B_{l+1} = B'_l - omega / rho D^-1 A_l B'_l for each level's near-null-space vector B_l,
 // B'_l being B_l on the nodes in an aggregate and 0 on the others: the tentative prolongator holds
 // B_l on each aggregate, normalised, and maps B_{l+1} onto B'_l.

@@ -28,12 +28,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "xgpu/array.hpp"
+#include "xgpu/preconditioner.hpp"
 #include "xgpu/sparse.hpp"
 
 namespace xgpu::amg {
@@ -67,6 +69,13 @@ struct Options {
     int chebyshev_degree = 2;             // the Chebyshev smoother's products per sweep
     bool single_precision = false;        // a double solve with the hierarchy in float
 };
+
+// A smoother of one's own, or one of the preconditioner layer's on each level (xgpu::Chebyshev,
+// xgpu::Jacobi): made from each level's operator at the setup and at each refresh; each sweep is
+// x <- x + M (b - A x), M what it returned (of the level's rows and context), presmooth and
+// postsmooth times, and coarse_sweeps times on a coarsest level too large for a dense inverse.
+// The levels are in the solve's precision (not with single_precision for a double solve).
+template <class T> using SmootherFactory = std::function<Preconditioner<T>(const sparse::Csr<T>& level)>;
 
 // What a setup made and what it cost.
 struct Report {
@@ -108,6 +117,9 @@ public:
     // aggregate has k columns, an orthonormal basis of B on its nodes (a QR of each aggregate's
     // block, as PyAMG's fit_candidates), and the coarse levels k rows an aggregate.
     SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o = {});
+    // With a smoother of one's own (SmootherFactory) in place of o.smoother; b as above, or empty
+    // for the constant.
+    SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o, SmootherFactory<T> smoother);
 
     // New values for A on the same sparsity pattern: the aggregates, the pattern of P and R and of
     // every coarse operator are kept; the values, rho, the smoothers and the coarse inverse are

@@ -14,9 +14,20 @@ template <class S> void Hierarchy<S>::cycle(std::size_t l, const Array<S>& b, Ar
     const Grid g = rows_grid(ctx, n);
     // Smoothing step j from x (nullptr: from zero) into y; Chebyshev's polynomial restarts each
     // sweep of `per` steps.
-    const bool chebyshev = o.smoother == Smoother::chebyshev;
+    const bool chebyshev = o.smoother == Smoother::chebyshev && L.own.none();
     const int per = chebyshev ? o.chebyshev_degree : 1;
     const auto step = [&](int j, const Array<S>* x, Array<S>& y) {
+        if (!L.own.none()) { // the user's: y = x + M (b - A x), M b from zero
+            if (!x) {
+                L.own.apply(b, y);
+                return;
+            }
+            L.res.assign(b);
+            sparse::spmv(L.a, *x, L.res, S(-1), S(1));
+            L.own.apply(L.res, L.d);
+            y.assign(*x + L.d);
+            return;
+        }
         const auto x_zero = std::uint32_t(x ? 0 : 1);
         // Long rows: A x by the sparse layer's product (several work-items a row), into res, free
         // while smoothing (the residual is made after the pre-smoothing and restricted before the

@@ -119,7 +119,7 @@ template <class S> void Hierarchy<S>::finish(Report& report, Clock::time_point t
     // The smoothers, and the coarsest level's inverse.
     auto t0 = Clock::now();
     for (std::size_t l = 0; l < levels.size(); ++l)
-        setup_smoother(levels[l], o, l + 1 == levels.size());
+        setup_smoother(levels[l], o, own_smoother, l + 1 == levels.size());
     smooth = amg_kernel<S>(ctx, o.smoother == Smoother::chebyshev ? "xgpu_amg_chebyshev" : "xgpu_amg_jacobi");
     dense = amg_kernel<S>(ctx, "xgpu_amg_dense");
     prolong = amg_kernel<S>(ctx, "xgpu_amg_prolong");
@@ -135,7 +135,7 @@ template <class S> void Hierarchy<S>::finish(Report& report, Clock::time_point t
     } else {
         inverse = Array<S>();
         report.coarse = fmt::format("{} {} sweeps ({} rows: a dense inverse takes at most {})", coarse_sweeps,
-                                    name(o.smoother), nc, max_dense);
+                                    own_smoother ? "user smoother" : name(o.smoother), nc, max_dense);
     }
     q.finish();
     report.coarse_solve = since(t0);
@@ -168,9 +168,11 @@ template struct Hierarchy<double>;
 // A hierarchy stored in S for solves in T.
 template <class S, class T> class StoredIn final : public Stored<T> {
 public:
-    StoredIn(const sparse::Csr<T>& a, const Array<T>& b, const Options& o, Report& report) {
+    StoredIn(const sparse::Csr<T>& a, const Array<T>& b, const Options& o, const SmootherFactory<T>& own,
+             Report& report) {
         h_.ctx = a.context();
         h_.o = o;
+        if constexpr (std::is_same_v<S, T>) h_.own_smoother = own;
         // The hierarchy's own B (the user's may change later).
         h_.build(to_type<T, S>(a), b.empty() ? Array<S>() : Array<S>(b.template astype<S>()), report);
     }
@@ -253,7 +255,16 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Optio
     : SmoothedAggregation(a, {}, o) {}
 
 template <class T>
-SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o) : o_(o) {
+SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o)
+    : SmoothedAggregation(a, b, o, {}) {}
+
+template <class T>
+SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array<T>& b, const Options& o,
+                                            SmootherFactory<T> smoother)
+    : o_(o) {
+    if (smoother && o.single_precision && !std::is_same_v<T, float>)
+        throw InvalidArgument("xgpu: amg: a smoother of one's own takes the levels in the solve's precision: not "
+                              "with single_precision for a float64 solve");
     check_matrix(a, o);
     if (!b.empty()) {
         const bool vector = b.ndim() == 1 && b.size() == std::size_t(a.rows());
@@ -287,11 +298,11 @@ SmoothedAggregation<T>::SmoothedAggregation(const sparse::Csr<T>& a, const Array
     rows_ = a.rows();
     report_.fine_bytes = detail::csr_bytes(a);
     if (o.single_precision && !std::is_same_v<T, float>) {
-        h_ = std::make_shared<detail::StoredIn<float, T>>(a, b, o, report_);
+        h_ = std::make_shared<detail::StoredIn<float, T>>(a, b, o, smoother, report_);
         report_.bytes += single_bytes(a);
         report_.precision = "float32 (for float64)";
     } else {
-        h_ = std::make_shared<detail::StoredIn<T, T>>(a, b, o, report_);
+        h_ = std::make_shared<detail::StoredIn<T, T>>(a, b, o, smoother, report_);
         report_.precision = std::is_same_v<T, float> ? "float32" : "float64";
     }
 }

@@ -54,18 +54,20 @@ template <class S> struct Level {
     Array<S> candidate;            // the near-null-space vectors B, rows x k (T's columns: each
                                    // aggregate's QR of B; empty on level 0 for the constant)
     Array<S> l1;                   // L1-Jacobi's row sums (the other smoothers weigh by the diagonal)
+    Preconditioner<S> own;         // the user's smoother (SmootherFactory), where one was given
     // Chebyshev's step k: d = c_d[k] d + c_r[k] D^-1 (b - A x), y = x + d.
     std::vector<double> c_d, c_r;
     double rho = 0;
     bool ax_apart = false; // the smoothers' A x by sparse::spmv (its product is not a work-item a row)
     // work: the level's iterate, its other half (where a smoothing takes more than one step),
-    // residual, right-hand side, Chebyshev's direction
+    // residual, right-hand side, Chebyshev's direction (the user's smoother's M r)
     mutable Array<S> x, t, res, b, d;
 };
 
 template <class S> struct Hierarchy {
     Context ctx;
     Options o;
+    SmootherFactory<S> own_smoother; // the user's, or empty for o.smoother
     std::vector<Level<S>> levels;
     Array<S> inverse;                            // the coarsest level's, n x n by columns
     Kernel smooth, dense, prolong, scale_coarse; // the cycle's: held, not looked up each cycle
@@ -143,9 +145,9 @@ template <class S> std::size_t csr_bytes(const sparse::Csr<S>& a) {
 template <class S> Array<std::int64_t> aggregate(const sparse::Csr<S>& a, double theta, std::int64_t& count);
 
 // smoothers.cpp: rho(D^-1 A) (Lanczos, the estimator of the preconditioner layer); and level L's
-// smoother for the options (coarsest: the level the cycle ends on).
+// smoother for the options or the user's factory `own` (coarsest: the level the cycle ends on).
 template <class S> double spectral_radius(const sparse::Csr<S>& a, int steps);
-template <class S> void setup_smoother(Level<S>& L, const Options& o, bool coarsest);
+template <class S> void setup_smoother(Level<S>& L, const Options& o, const SmootherFactory<S>& own, bool coarsest);
 
 // prolongator.cpp: P = (I - omega D^-1 A) T with T each aggregate's QR of B (`candidate`; empty:
 // the constant) over `count` aggregates of k columns; the coarse level's B into `coarse`. With

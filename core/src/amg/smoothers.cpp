@@ -1,6 +1,6 @@
 // Each level's smoother, set up once its operator is known: rho(D^-1 A) (the preconditioner
-// layer's Lanczos estimate), L1-Jacobi's row sums, or Chebyshev's recurrence coefficients; the
-// cycle applies them with kernels/amg.kernel's fused sweeps.
+// layer's Lanczos estimate), L1-Jacobi's row sums, or Chebyshev's recurrence coefficients, which
+// the cycle applies with kernels/amg.kernel's fused sweeps; or the user's (SmootherFactory).
 #include <algorithm>
 
 #include "../solver/spectral.hpp"
@@ -25,10 +25,22 @@ template <class S> double spectral_radius(const sparse::Csr<S>& a, int steps) {
     return xgpu::detail::lanczos_max(op, u, d, inverse_or_zero(d, 1), steps);
 }
 
-template <class S> void setup_smoother(Level<S>& L, const Options& o, bool coarsest) {
+template <class S> void setup_smoother(Level<S>& L, const Options& o, const SmootherFactory<S>& own, bool coarsest) {
     const Context& ctx = L.a.context();
     const Queue q = ctx.current_queue();
     const auto n = std::size_t(L.a.rows());
+    if (own) {
+        L.own = own(L.a);
+        if (L.own.none() || L.own.rows() != L.a.rows() || L.own.cols() != L.a.rows())
+            throw ShapeError(fmt::format("xgpu: amg: the smoother made for a level of {} rows is {}", L.a.rows(),
+                                         L.own.none() ? "empty" : fmt::format("{} x {}", L.own.rows(), L.own.cols())));
+        if (L.own.context().impl() && !(L.own.context() == ctx))
+            throw InvalidArgument("xgpu: amg: the smoother made for a level belongs to another context");
+        const int steps = coarsest ? coarse_sweeps : std::max(o.presmooth, o.postsmooth);
+        L.t = steps > 1 ? empty<S>(ctx, {n}) : Array<S>();
+        L.d = empty<S>(ctx, {n});
+        return;
+    }
     // Where the sparse layer's own product for this level is not a work-item a row (long rows,
     // as on 3-D coarse levels, or another format that the environment or the tuning database
     // chose), the smoothers take A x from it: it reads long rows faster than a work-item can.
@@ -57,7 +69,7 @@ template <class S> void setup_smoother(Level<S>& L, const Options& o, bool coars
 
 template double spectral_radius(const sparse::Csr<float>&, int);
 template double spectral_radius(const sparse::Csr<double>&, int);
-template void setup_smoother(Level<float>&, const Options&, bool);
-template void setup_smoother(Level<double>&, const Options&, bool);
+template void setup_smoother(Level<float>&, const Options&, const SmootherFactory<float>&, bool);
+template void setup_smoother(Level<double>&, const Options&, const SmootherFactory<double>&, bool);
 
 } // namespace xgpu::amg::detail
