@@ -97,18 +97,19 @@ XGPU_KERNEL void xgpu_krylov_dot(const uint64_t n, const uint64_t chunk, XGPU_GL
     k_partials(partial + partial_o, scratch, lid, v, 1);
 }
 
-/* For a solve over several processes, one work-group each: the totals of rows 0 .. m-1 of the
- * partial sums at base + o into `out`, then (once the host has summed them over the processes)
+/* For a solve over several processes, one work-group each: the totals of rows 0 .. m-1 (any m) of
+ * the partial sums at base + o into `out`, then (once the host has summed them over the processes)
  * those rows made [in[k], 0, .., 0], so that every kernel that sums them reads the global sums
  * (s, the state, as every single-group launch of a solve takes it, unread). */
 XGPU_KERNEL void xgpu_krylov_totals(XGPU_GLOBAL const T* s, XGPU_GLOBAL const T* base, const int64_t o,
                                     const uint64_t groups, const int32_t m, XGPU_GLOBAL T* out) {
     XGPU_LOCAL T scratch[3 * KWG];
     const uint lid = (uint)XGPU_LOCAL_ID(0);
-    T v[3];
-    k_totals(base + o, groups, scratch, lid, v, m);
-    if (lid == 0)
-        for (int k = 0; k < m; ++k) out[k] = v[k];
+    for (int k = 0; k < m; ++k) {
+        T v[1];
+        k_totals(base + o + (uint64_t)k * groups, groups, scratch, lid, v, 1);
+        if (lid == 0) out[k] = v[0];
+    }
 }
 XGPU_KERNEL void xgpu_krylov_spread(XGPU_GLOBAL const T* s, XGPU_GLOBAL T* base, const int64_t o,
                                     const uint64_t groups, const int32_t m, XGPU_GLOBAL const T* in) {

@@ -568,7 +568,7 @@ TEST_CASE("ranks that pass different solver options are refused alike before any
         };
         const auto last = rank == comm.size() - 1;
         SolverOptions<double> o;
-        refused_alike([&] { solve(last, o); }, "the processes pass different methods (CG or BiCGStab)");
+        refused_alike([&] { solve(last, o); }, "the processes pass different methods (CG, BiCGStab, GMRES or FGMRES)");
         o.rtol = last ? 1e-6 : 1e-8;
         refused_alike([&] { solve(false, o); }, "the processes pass different rtol");
         o = {};
@@ -607,8 +607,10 @@ TEST_CASE("CG and BiCGStab over the ranks equal the solve on one process", "[dis
         for (int r = 0; r < comm.size(); ++r)
             empty = empty || uneven.row_offsets[std::size_t(r) + 1] == uneven.row_offsets[std::size_t(r)];
         if (empty) uneven = {};
-        for (const Method method : {Method::classic, Method::pipelined, Method::ghysels_vanroose, Method::bicgstab}) {
-            const Host& h = method == Method::bicgstab ? general : spd;
+        for (const Method method : {Method::classic, Method::pipelined, Method::ghysels_vanroose, Method::bicgstab,
+                                    Method::gmres, Method::fgmres}) {
+            const bool nonsymmetric = method == Method::bicgstab || method == Method::gmres || method == Method::fgmres;
+            const Host& h = nonsymmetric ? general : spd;
             // Preconditioners built on each operator: Jacobi from its diagonal, Chebyshev from its
             // products and (over the ranks) global norms.
             for (const char* const precond : {"none", "jacobi", "chebyshev"}) {

@@ -1,9 +1,9 @@
 // The Krylov solvers on every backend: CG (classic and pipelined in both forms, with and without Jacobi) on every
 // SPD matrix of tests/data/matrices to a relative residual of 1e-8 checked on the host, with iteration counts
 // against a textbook CG in double precision run here; BiCGStab on a nonsymmetric
-// convection-diffusion matrix; the deferred check stopping at the first converged iteration;
-// breakdown, NaN, zero right-hand side, the iteration limit and misuse; the matrix-free Laplacian,
-// float, Chebyshev and user preconditioners.
+// convection-diffusion matrix; GMRES(m) and FGMRES(m) against a textbook GMRES run here; the deferred check stopping at
+// the first converged iteration; breakdown, NaN, zero right-hand side, the iteration limit and misuse; the matrix-free
+// Laplacian, float, Chebyshev and user preconditioners.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -345,6 +345,117 @@ TEST_CASE("bicgstab solves a nonsymmetric convection-diffusion system", "[solver
         const auto rf = bicgstab(lap, bf, xf, of);
         CHECK(rf.converged());
         CHECK(rf.relative_residual <= 2e-4);
+    }
+}
+
+namespace {
+// Textbook restarted GMRES(m) in double from x = 0, right-preconditioned by minv (a diagonal),
+// with modified Gram-Schmidt and Givens rotations: the Arnoldi steps until the least-squares
+// residual meets rtol |b|.
+std::int64_t host_gmres(const HostCsr<double>& a, const std::vector<double>& b, const std::vector<double>& minv, int m,
+                        double rtol, std::int64_t max_it) {
+    const std::size_t n = b.size();
+    const double tol = rtol * std::sqrt(dot(b, b));
+    std::vector<double> x(n, 0.0);
+    std::int64_t steps = 0;
+    while (steps < max_it) {
+        const auto ax = host_spmv(a, x);
+        std::vector<std::vector<double>> v(1, std::vector<double>(n));
+        for (std::size_t i = 0; i < n; ++i)
+            v[0][i] = b[i] - ax[i];
+        const double beta = std::sqrt(dot(v[0], v[0]));
+        if (beta <= tol) return steps;
+        for (auto& e : v[0])
+            e /= beta;
+        const auto ms = std::size_t(m);
+        std::vector<std::vector<double>> h(ms, std::vector<double>(ms + 1, 0.0));
+        std::vector<double> cs(ms), sn(ms), g(ms + 1, 0.0);
+        g[0] = beta;
+        int j = 0;
+        bool done = false;
+        for (; j < m && !done; ++j) {
+            std::vector<double> z(n);
+            for (std::size_t i = 0; i < n; ++i)
+                z[i] = minv[i] * v[std::size_t(j)][i];
+            auto w = host_spmv(a, z);
+            auto& col = h[std::size_t(j)];
+            for (int i = 0; i <= j; ++i) {
+                col[std::size_t(i)] = dot(v[std::size_t(i)], w);
+                for (std::size_t k = 0; k < n; ++k)
+                    w[k] -= col[std::size_t(i)] * v[std::size_t(i)][k];
+            }
+            const double eta = std::sqrt(dot(w, w));
+            for (int i = 0; i < j; ++i) {
+                const double t =
+                    cs[std::size_t(i)] * col[std::size_t(i)] + sn[std::size_t(i)] * col[std::size_t(i) + 1];
+                col[std::size_t(i) + 1] =
+                    cs[std::size_t(i)] * col[std::size_t(i) + 1] - sn[std::size_t(i)] * col[std::size_t(i)];
+                col[std::size_t(i)] = t;
+            }
+            const double rad = std::hypot(col[std::size_t(j)], eta);
+            cs[std::size_t(j)] = col[std::size_t(j)] / rad;
+            sn[std::size_t(j)] = eta / rad;
+            col[std::size_t(j)] = rad;
+            g[std::size_t(j) + 1] = -sn[std::size_t(j)] * g[std::size_t(j)];
+            g[std::size_t(j)] *= cs[std::size_t(j)];
+            ++steps;
+            done = std::abs(g[std::size_t(j) + 1]) <= tol || steps >= max_it;
+            for (auto& e : w)
+                e /= eta;
+            v.push_back(std::move(w));
+        }
+        std::vector<double> y(static_cast<std::size_t>(j));
+        for (int i = j - 1; i >= 0; --i) {
+            double t = g[std::size_t(i)];
+            for (int c = i + 1; c < j; ++c)
+                t -= h[std::size_t(c)][std::size_t(i)] * y[std::size_t(c)];
+            y[std::size_t(i)] = t / h[std::size_t(i)][std::size_t(i)];
+        }
+        for (int i = 0; i < j; ++i)
+            for (std::size_t k = 0; k < n; ++k)
+                x[k] += minv[k] * y[std::size_t(i)] * v[std::size_t(i)][k];
+        if (done) return steps;
+    }
+    return max_it + 1;
+}
+} // namespace
+
+TEST_CASE("gmres and fgmres solve nonsymmetric systems as a textbook GMRES(m) does", "[solver]") {
+    XGPU_FOR_EACH_CONTEXT(ctx) {
+        const std::int64_t m = 20 + std::int64_t(test::rng()() % 8);
+        const auto h = convection_diffusion(m, 0.6);
+        const Csr<double> a(ctx, h);
+        const auto n = std::size_t(h.rows);
+        const auto xs = test::random_vector<double>(n, -1.0, 1.0);
+        const auto b = host_spmv(h, xs);
+        const auto bd = to_device(ctx, b);
+        const auto d = diagonal(h);
+        std::vector<double> none(n, 1.0), inverse(n);
+        for (std::size_t i = 0; i < n; ++i)
+            inverse[i] = 1.0 / d[i];
+        for (const int restart : {1, 7, 30}) {
+            for (const int precond : {0, 1, 2}) { // none, Jacobi, Jacobi as an operator the solver cannot fuse
+                const std::int64_t reference = host_gmres(h, b, precond ? inverse : none, restart, 1e-9, 4000);
+                for (const bool flexible : {false, true}) {
+                    SolverOptions<double> o;
+                    o.rtol = 1e-9;
+                    o.restart = restart;
+                    o.max_iterations = 4000;
+                    if (precond == 1) o.preconditioner = Jacobi<double>(a);
+                    if (precond == 2) o.preconditioner = UserJacobi{Jacobi<double>(a)};
+                    Array<double> x = zeros<double>(ctx, {n});
+                    const auto rep = flexible ? fgmres(a, bd, x, o) : gmres(a, bd, x, o);
+                    const double res = host_relative_residual(h, b, x.get());
+                    INFO((flexible ? "fgmres(" : "gmres(")
+                         << restart << "), preconditioner " << precond << ": " << rep.iterations
+                         << " iterations (the host's " << reference << "), host residual " << res);
+                    CHECK(rep.method == (flexible ? "fgmres" : "gmres"));
+                    CHECK(rep.converged());
+                    CHECK(res <= 1e-9 * (1 + 1e-6));
+                    CHECK(std::abs(rep.iterations - reference) <= 1 + reference / 50);
+                }
+            }
+        }
     }
 }
 
@@ -763,8 +874,10 @@ TEST_CASE("a converged report is true: the residual recomputed from x meets the 
             if (r.converged())
                 CHECK(host <= o.rtol * (1 + 1e-3));
             else
-                CHECK_FALSE(r.relative_residual <= o.rtol);       // NaN after a breakdown is not a claim either
-            if (method != Method::bicgstab) CHECK(r.converged()); // BiCGStab may stall here
+                CHECK_FALSE(r.relative_residual <= o.rtol); // NaN after a breakdown is not a claim either
+            // BiCGStab may stall here, and restarted GMRES does (the restart drops what it learned).
+            const bool cg_method = method != Method::bicgstab && method != Method::gmres && method != Method::fgmres;
+            if (cg_method) CHECK(r.converged());
         }
     }
 }
@@ -816,7 +929,9 @@ TEST_CASE("a recurrence that drifted from b - A x is replaced until the true res
                               << r.replacements << " replacements; relative residual reported " << r.relative_residual
                               << ", on the host " << host);
             CHECK(r.converged());
-            CHECK(r.replacements >= 1); // the first claim was the recurrence's alone
+            // The first claim was the recurrence's alone; GMRES computes b - A x at each restart,
+            // which corrects the drift before it claims anything.
+            if (method != Method::gmres && method != Method::fgmres) CHECK(r.replacements >= 1);
             CHECK(host <= 1e-8 * (1 + 1e-6));
             CHECK(std::abs(r.relative_residual - host) <= 1e-3 * host);
         }

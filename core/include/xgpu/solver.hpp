@@ -44,6 +44,9 @@
 
 namespace xgpu {
 
+// The largest SolverOptions::restart.
+inline constexpr int max_restart = 256;
+
 enum class SolverStatus {
     converged,      // the true residual |b - A x| of the returned x meets max(rtol * |b|, atol)
     max_iterations, // the limit came first (x is the last iterate; report.residual says how far)
@@ -73,7 +76,7 @@ enum class CgVariant {
 CgVariant automatic_variant(std::uint64_t n, DeviceType device);
 
 struct SolverReport {
-    std::string method; // "cg", "pipelined cg", "pipelined cg (ghysels-vanroose)", "bicgstab"
+    std::string method; // "cg", "pipelined cg", "pipelined cg (ghysels-vanroose)", "bicgstab", "gmres", "fgmres"
     SolverStatus status = SolverStatus::max_iterations;
     std::int64_t iterations = 0;        // the iterate returned in x is after this many iterations
     std::int64_t status_iteration = -1; // where breakdown or NaN appeared (or convergence); -1 if none
@@ -111,6 +114,9 @@ template <class T> struct SolverOptions {
     int check_interval = 10;
     int ring_depth = 4;            // checks in flight: how far the host may run ahead of the device
     int replacement_interval = 50; // m: Ghysels-Vanroose recomputes its recurrences every m iterations (0: never)
+    // GMRES(m) and FGMRES(m): the Arnoldi vectors kept before a restart, from 1 to max_restart (the
+    // solve holds m + 2 vectors of n values, FGMRES with a preconditioner m more).
+    int restart = 30;
     CgVariant variant = CgVariant::automatic;
     // CG takes a dot product from the operator's product where the operator offers it
     // (FusedDotOperator in xgpu/operator.hpp): unset or true, wherever it can; false never.
@@ -141,6 +147,10 @@ namespace detail {
 template <class T> SolverReport cg(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
 template <class T>
 SolverReport bicgstab(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
+template <class T>
+SolverReport gmres(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
+template <class T>
+SolverReport fgmres(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, const SolverOptions<T>& o);
 } // namespace detail
 
 // Conjugate gradients for a symmetric positive definite A (classic or pipelined: options.variant).
@@ -166,11 +176,34 @@ requires LinearOperator<Op, T> SolverReport bicgstab(const Op& a, const Array<T>
     return detail::bicgstab(detail::operator_ref<T>(a), b, x, o);
 }
 
+// Restarted GMRES(m) for a general square A (right preconditioning, m = options.restart): the
+// residual it minimises over each cycle's Krylov space is its check; iterations count Arnoldi
+// steps. x changes at the end of each cycle only, so a callback sees x there (scipy's gmres with
+// callback_type 'x').
+template <class T, class Op>
+requires LinearOperator<Op, T> SolverReport gmres(const Op& a, const Array<T>& b, Array<T>& x,
+                                                  const SolverOptions<T>& o = {}) {
+    return detail::gmres(detail::operator_ref<T>(a), b, x, o);
+}
+
+// Flexible GMRES(m) (Saad 1993): as gmres, for a preconditioner that may change from one
+// application to the next (a multigrid cycle with a Krylov coarse solve, an inner iteration),
+// at m more vectors of n values. Without one, or with Jacobi, it is gmres.
+template <class T, class Op>
+requires LinearOperator<Op, T> SolverReport fgmres(const Op& a, const Array<T>& b, Array<T>& x,
+                                                   const SolverOptions<T>& o = {}) {
+    return detail::fgmres(detail::operator_ref<T>(a), b, x, o);
+}
+
 #define XGPU_SOLVER_EXTERN(T)                                                                                          \
     extern template SolverReport detail::cg(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,                 \
                                             const SolverOptions<T>&);                                                  \
     extern template SolverReport detail::bicgstab(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,           \
-                                                  const SolverOptions<T>&);
+                                                  const SolverOptions<T>&);                                            \
+    extern template SolverReport detail::gmres(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,              \
+                                               const SolverOptions<T>&);                                               \
+    extern template SolverReport detail::fgmres(const detail::OperatorRef<T>&, const Array<T>&, Array<T>&,             \
+                                                const SolverOptions<T>&);
 XGPU_SOLVER_EXTERN(float)
 XGPU_SOLVER_EXTERN(double)
 #undef XGPU_SOLVER_EXTERN

@@ -30,16 +30,19 @@ namespace {
 std::string layout_macros() {
     return fmt::format("#define KS_RHO {}\n#define KS_ALPHA {}\n#define KS_GAMMA {}\n#define KS_BETA {}\n"
                        "#define KS_OMEGA {}\n#define KS_RR {}\n#define KS_BB {}\n#define KS_SLOTS {}\n"
-                       "#define KF_STATUS {}\n#define KF_ITERATION {}\n#define KF_FLAGS {}\n"
-                       "#define KST_CONVERGED {}\n#define KST_BREAKDOWN {}\n#define KST_NAN {}",
+                       "#define KF_STATUS {}\n#define KF_ITERATION {}\n#define KF_COLUMNS {}\n#define KF_SOLVED {}\n"
+                       "#define KF_FLAGS {}\n#define KST_CONVERGED {}\n#define KST_BREAKDOWN {}\n#define KST_NAN {}\n"
+                       "#define K_MAX_RESTART {}",
                        int(rho), int(alpha), int(gamma), int(beta), int(omega), int(rr), int(bb), int(slots),
-                       int(status), int(iteration), int(flags), int(converged), int(breakdown), int(nan));
+                       int(status), int(iteration), int(columns), int(solved), int(flags), int(converged),
+                       int(breakdown), int(nan), max_restart);
 }
 
 } // namespace
 
 template <class T>
-Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond, const GlobalSum* global)
+Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond, const GlobalSum* global,
+                std::int32_t sum_rows)
     : ctx_(ctx), queue_(ctx.current_queue()), program_(program), precond_(precond), n_(n),
       global_(global && global->processes() > 1 ? global : nullptr) { // one process: nothing to sum
     // The reductions' shape for this device: a power-of-two work-group; a contiguous chunk per
@@ -61,8 +64,9 @@ Solve<T>::Solve(const Context& ctx, std::string_view program, std::uint64_t n, P
         p = empty<T>(ctx, {std::size_t(3 * groups_)});
     key_ += fmt::format("{}", shape.blocked ? 1 : 0);
     if (global_) {
-        pending_.totals = ctx.alloc(3 * sizeof(T));
-        pending_.host = ctx.alloc_host(3 * sizeof(T));
+        pending_.totals = ctx.alloc(std::size_t(sum_rows) * sizeof(T));
+        pending_.host = ctx.alloc_host(std::size_t(sum_rows) * sizeof(T));
+        pending_.values.assign(std::size_t(sum_rows), 0.0);
     }
 }
 
@@ -108,6 +112,8 @@ template <class T> void Solve<T>::sum(const Buffer& b, std::uint64_t offset, std
 template <class T> void Solve<T>::begin_sum(const Buffer& b, std::uint64_t offset, std::int32_t m) const {
     if (!global_) return;
     Pending& p = pending_;
+    if (m < 1 || std::size_t(m) > p.values.size())
+        throw Error(fmt::format("xgpu: solver: a sum of {} rows where the solve holds {}", m, p.values.size()));
     p.target = b;
     p.offset = offset;
     p.rows = m;
@@ -123,7 +129,7 @@ template <class T> void Solve<T>::send_sum() const {
     const T* local = static_cast<const T*>(p.host.data());
     for (std::int32_t k = 0; k < p.rows; ++k)
         p.values[k] = double(local[k]);
-    global_->start_sum(p.values, p.rows);
+    global_->start_sum(p.values.data(), p.rows);
     p.stage = 2;
 }
 
@@ -154,6 +160,8 @@ template <class T> std::string option_refusal(const char* method, const SolverOp
                            o.check_interval, o.ring_depth);
     if (o.replacement_interval < 0)
         return fmt::format("xgpu: {}: replacement_interval must be >= 0, not {}", method, o.replacement_interval);
+    if (o.restart < 1 || o.restart > max_restart)
+        return fmt::format("xgpu: {}: restart must be from 1 to {}, not {}", method, max_restart, o.restart);
     return {};
 }
 
@@ -208,7 +216,10 @@ template <class T> void agree_on_options(const char* method, const GlobalSum* gl
     const auto tri = [](const std::optional<bool>& b) { return b ? (*b ? 1.0 : 0.0) : -1.0; };
     const auto& m = o.preconditioner;
     const std::pair<const char*, double> options[] = {
-        {"methods (CG or BiCGStab)", std::string_view(method) == "bicgstab" ? 1.0 : 0.0},
+        {"methods (CG, BiCGStab, GMRES or FGMRES)", std::string_view(method) == "bicgstab" ? 1.0
+                                                    : std::string_view(method) == "gmres"  ? 2.0
+                                                    : std::string_view(method) == "fgmres" ? 3.0
+                                                                                           : 0.0},
         {"CG variants", double(int(o.variant))},
         {"rtol", o.rtol},
         {"atol", o.atol},
@@ -216,6 +227,7 @@ template <class T> void agree_on_options(const char* method, const GlobalSum* gl
         {"check_interval", double(o.check_interval)},
         {"ring_depth", double(o.ring_depth)},
         {"replacement_interval", double(o.replacement_interval)},
+        {"restart", double(o.restart)},
         {"preconditioners (none, Jacobi or an operator)", m.none()                       ? 0.0
                                                           : m.inverse_diagonal().empty() ? 2.0
                                                                                          : 1.0},
@@ -321,7 +333,7 @@ template <class T> Pass iterate(const Setup<T>& k, Method<T>& m, std::int64_t ba
             const std::int64_t last = snap->code() == running     ? e.it
                                       : snap->code() == breakdown ? base + snap->flag[iteration] - 1
                                                                   : base + snap->flag[iteration];
-            if (e.it <= last) o.callback(e.it, k.p.x);
+            if (e.it <= last && m.x_current(e.it)) o.callback(e.it, k.p.x);
         }
     };
     const auto start = std::chrono::steady_clock::now();
@@ -432,6 +444,7 @@ template <class T> void run(Setup<T>& k, Method<T>& m, Array<T>& x) {
         if (r2 > thr && report.iterations < p.max_iterations) {
             m.prime();
             const Pass pass = iterate(k, m, report.iterations);
+            m.finish();
             report.seconds += pass.seconds;
             launches += std::int64_t(pass.launches);
             enqueued += pass.enqueued;

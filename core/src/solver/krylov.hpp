@@ -20,7 +20,9 @@ namespace xgpu::detail::krylov {
 
 // The state's layout, written into kernels/krylov.h by the program builder (one source of truth).
 enum Slot : int { rho = 0, alpha = 2, gamma = 4, beta = 6, omega = 7, rr = 8, bb = 9, slots = 16 };
-enum Flag : int { status = 0, iteration = 1, flags = 4 };
+// GMRES's flags: the Arnoldi columns of the cycle not yet folded into x, and those its last
+// least-squares solve folds in.
+enum Flag : int { status = 0, iteration = 1, columns = 2, solved = 3, flags = 4 };
 enum Code : std::int32_t { running = 0, converged = 1, breakdown = 2, nan = 3 };
 
 // How the preconditioner enters the kernels (K_PRECOND).
@@ -41,9 +43,9 @@ template <class T> struct Snapshot {
 template <class T> class Solve {
 public:
     // `program`: the kernel file ("cg.kernel", ...), n the rows (this process's, where `global`
-    // sums over processes).
+    // sums over processes), `sum_rows` the most rows of partial sums one sum() takes.
     Solve(const Context& ctx, std::string_view program, std::uint64_t n, Precond precond,
-          const GlobalSum* global = nullptr);
+          const GlobalSum* global = nullptr, std::int32_t sum_rows = 3);
 
     // The kernel `name` of the program, looked up once per solve (the solvers launch a few kernels
     // thousands of times; each lookup in the context's table built a key and took its lock).
@@ -73,7 +75,7 @@ public:
     // over the processes first where there are several.
     void gather(int i, std::int32_t m, std::int32_t s0, std::int32_t s1 = 0, std::int32_t s2 = 0) const;
 
-    // Where the rows are spread over processes: rows 0 .. m-1 (m <= 3) of the partial sums at
+    // Where the rows are spread over processes: rows 0 .. m-1 (m <= sum_rows) of the partial sums at
     // `offset` values into `b` summed over the processes in place, so that every kernel that sums
     // them reads the global sums; nothing in one process. begin_sum enqueues the local totals and
     // their copy to the host, send_sum waits for that copy and starts the sum across processes,
@@ -104,7 +106,7 @@ private:
         Buffer totals;
         HostBuffer host;
         Event copied;
-        double values[3] = {0, 0, 0};
+        std::vector<double> values; // sum_rows
         Buffer target;
         std::uint64_t offset = 0;
         std::int32_t rows = 0;
@@ -201,6 +203,12 @@ public:
     virtual void prime() {}
     // Enqueues iteration it (1, 2, ... from the last start).
     virtual void step(std::int64_t it) = 0;
+    // Enqueues what puts the iterations' answer into x once they stop (GMRES's least-squares
+    // update of the last cycle); the methods that update x every iteration have nothing to do.
+    virtual void finish() {}
+    // Whether x holds iteration it's iterate once it ran (GMRES's only at the ends of cycles), so
+    // that a callback is shown it.
+    virtual bool x_current(std::int64_t) const { return true; }
     // The vectors of n values an iteration reads or writes beside the operator's product (its
     // traffic, asked once the solve is done).
     virtual double vectors_per_iteration() const = 0;
@@ -293,7 +301,8 @@ SolverReport solve(const OperatorRef<T>& a, const Array<T>& b, Array<T>& x, cons
     SolverReport report;
     report.method = M::name;
     const Precond kind = precond_kind(o.preconditioner);
-    const Solve<T> s(p.b.context(), M::program, p.b.size(), kind, a.global);
+    // Over several processes a sum takes up to restart + 1 rows (GMRES's dot products).
+    const Solve<T> s(p.b.context(), M::program, p.b.size(), kind, a.global, std::max(3, o.restart + 1));
     FormTrial<T> trial(a, s.queue(), o);
     Setup<T> setup{a, p, o, s, trial, report, kind, p.b.size()};
     M method(setup);
