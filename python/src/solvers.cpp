@@ -59,6 +59,8 @@ struct SolveArgs {
     std::string variant = "automatic";
     int check_interval = 10;
     nb::object callback; // None, or called with each iterate's ArrayDesc
+    int restart = 30;    // GMRES(m)
+    nb::object progress; // None, or called with |r| / |b| at each check
 };
 
 // M: None, "jacobi" (A's diagonal), a NativePreconditioner, or a Python operator (n, call).
@@ -70,6 +72,14 @@ SolverReport solve_t(nb::handle a, nb::handle m, const ArrayDesc& bd, const Arra
     o.max_iterations = args.maxiter;
     o.variant = variant_of(args.variant);
     o.check_interval = args.check_interval;
+    o.restart = args.restart;
+    if (!args.progress.is_none())
+        o.progress = [cb = args.progress, last = std::int64_t(-1)](std::int64_t it, double relative) mutable {
+            if (it <= last) return; // the checks behind the one that stopped the solve repeat it
+            last = it;
+            nb::gil_scoped_acquire locked;
+            cb(relative);
+        };
     if (!args.callback.is_none())
         o.callback = [cb = args.callback](std::int64_t, const Array<T>& x) {
             nb::gil_scoped_acquire locked;
@@ -106,7 +116,10 @@ SolverReport solve_t(nb::handle a, nb::handle m, const ArrayDesc& bd, const Arra
                          std::to_string(b.size()));
     const auto run = [&](const auto& op) {
         nb::gil_scoped_release unlocked;
-        return args.method == "cg" ? cg<T>(op, b, x, o) : bicgstab<T>(op, b, x, o);
+        if (args.method == "cg") return cg<T>(op, b, x, o);
+        if (args.method == "gmres") return gmres<T>(op, b, x, o);
+        if (args.method == "fgmres") return fgmres<T>(op, b, x, o);
+        return bicgstab<T>(op, b, x, o);
     };
     SolverReport report;
     const bool native = visit_real_operator(a, [&](const auto& op) {
@@ -223,15 +236,25 @@ void bind_solvers(nb::module_& m) {
     m.def(
         "solve",
         [](const std::string& method, nb::handle a, nb::handle m, const ArrayDesc& b, const ArrayDesc& x, double rtol,
-           double atol, std::int64_t maxiter, const std::string& variant, int check_interval, nb::object callback) {
-            const SolveArgs args{method, rtol, atol, maxiter, variant, check_interval, std::move(callback)};
+           double atol, std::int64_t maxiter, const std::string& variant, int check_interval, nb::object callback,
+           int restart, nb::object progress) {
+            const SolveArgs args{method,
+                                 rtol,
+                                 atol,
+                                 maxiter,
+                                 variant,
+                                 check_interval,
+                                 std::move(callback),
+                                 restart,
+                                 std::move(progress)};
             if (b.dtype == DType::float32) return solve_t<float>(a, m, b, x, args);
             if (b.dtype == DType::float64) return solve_t<double>(a, m, b, x, args);
             throw nb::type_error(
                 ("xgpu: the solvers take float32 or float64 vectors, not " + std::string(dtype_name(b.dtype))).c_str());
         },
         nb::arg("method"), nb::arg("a"), nb::arg("m").none(), nb::arg("b"), nb::arg("x"), nb::arg("rtol"),
-        nb::arg("atol"), nb::arg("maxiter"), nb::arg("variant"), nb::arg("check_interval"), nb::arg("callback").none());
+        nb::arg("atol"), nb::arg("maxiter"), nb::arg("variant"), nb::arg("check_interval"), nb::arg("callback").none(),
+        nb::arg("restart") = 30, nb::arg("progress").none() = nb::none());
 }
 
 } // namespace xgpu::python

@@ -208,7 +208,8 @@ def _vectors(method, context, n, dtype, b, x0):
     return b, x
 
 
-def _solve(method, A, b, x0, rtol, atol, maxiter, M, callback, variant="automatic", check_interval=10):
+def _solve(method, A, b, x0, rtol, atol, maxiter, M, callback, variant="automatic", check_interval=10, restart=30,
+           progress=None):
     import scipy.sparse as sp
 
     if not hasattr(A, "shape"):
@@ -231,7 +232,7 @@ def _solve(method, A, b, x0, rtol, atol, maxiter, M, callback, variant="automati
     m = _preconditioner(M, n, dtype, context)
     hook = None if callback is None else (lambda desc: callback(Array(desc)))
     report = _xgpu.solve(method, op, m, b.desc, x.desc, float(rtol), float(atol), int(maxiter or 0), variant,
-                         int(check_interval), hook)
+                         int(check_interval), hook, int(restart), progress)
     info = 0 if report.converged else report.iterations if report.status == "max_iterations" else -1
     return SolveResult(x, info, report)
 
@@ -255,3 +256,32 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_interval=10):
     """BiCGStab for a general square A, with the arguments and results of cg."""
     return _solve("bicgstab", A, b, x0, rtol, atol, maxiter, M, callback, check_interval=check_interval)
+
+
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None,
+          callback_type=None, flexible=False):
+    """Restarted GMRES(restart) for a general square A, right-preconditioned, with scipy's
+    arguments: ``restart`` the Arnoldi vectors kept before a restart (scipy's default 20; at most
+    256), ``maxiter`` the restart cycles (default 10 n), the stopping rule and the results of cg
+    (iterations count Arnoldi steps). ``callback_type``: "x" calls ``callback(xk)`` at each
+    restart with the iterate; "pr_norm" (the default) calls ``callback(rel)`` after each step
+    with the relative residual |r| / |b| that GMRES minimises (right preconditioning: the true
+    residual's, not a preconditioned one's); "legacy" is "pr_norm" with ``maxiter`` counting
+    steps, as scipy's legacy mode. With a callback the host waits for every step. ``flexible``:
+    FGMRES, for an M that changes from one application to the next (restart more vectors)."""
+    if callback_type not in (None, "x", "pr_norm", "legacy"):
+        raise ValueError(f"xgpu: gmres: callback_type must be 'x', 'pr_norm' or 'legacy', not {callback_type!r}")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"xgpu: gmres: callback must be callable, not {type(callback).__name__}")
+    m = 20 if restart is None else int(restart)
+    if not 1 <= m <= 256:
+        raise ValueError(f"xgpu: gmres: restart must be from 1 to 256, not {restart}")
+    n = tuple(A.shape)[0] if hasattr(A, "shape") and len(tuple(A.shape)) == 2 else 0
+    if maxiter is None:
+        steps = 10 * max(n, 1) * m
+    else:
+        steps = int(maxiter) if callback_type == "legacy" else int(maxiter) * m
+    per_restart = callback if callback is not None and callback_type == "x" else None
+    per_step = callback if callback is not None and callback_type != "x" else None
+    return _solve("fgmres" if flexible else "gmres", A, b, x0, rtol, atol, steps, M, per_restart,
+                  check_interval=1 if per_step is not None else 10, restart=m, progress=per_step)

@@ -36,3 +36,7 @@ def cg(A: Any, b: Array | Any, x0: Array | Any | None = None, *, rtol: float = 1
 def bicgstab(A: Any, b: Array | Any, x0: Array | Any | None = None, *, rtol: float = 1e-05, atol: float = 0.0,
              maxiter: int | None = None, M: Any = None, callback: Callable[[Array], object] | None = None,
              check_interval: int = 10) -> SolveResult: ...
+def gmres(A: Any, b: Array | Any, x0: Array | Any | None = None, *, rtol: float = 1e-05, atol: float = 0.0,
+          restart: int | None = None, maxiter: int | None = None, M: Any = None,
+          callback: Callable[[Any], object] | None = None, callback_type: str | None = None,
+          flexible: bool = False) -> SolveResult: ...

@@ -1,7 +1,8 @@
-"""The Krylov solvers against scipy.sparse.linalg: iterations within 2 of scipy's, solutions
-within the tolerance, every kind of operator, and the report."""
+"""The Krylov solvers against scipy.sparse.linalg: iterations within 2 of scipy's (GMRES: its
+Arnoldi steps), solutions within the tolerance, every kind of operator, and the report."""
 
 import inspect
+import pathlib
 
 import numpy as np
 import pytest
@@ -10,6 +11,8 @@ import xgpu
 from support import needs_fp64
 
 sp = pytest.importorskip("scipy.sparse")
+sio = pytest.importorskip("scipy.io")
+MATRICES = pathlib.Path(__file__).resolve().parents[1] / "data" / "matrices"
 sla = pytest.importorskip("scipy.sparse.linalg")
 # scipy named the relative tolerance `tol` before 1.12.
 _RTOL = "rtol" if "rtol" in inspect.signature(sla.cg).parameters else "tol"
@@ -87,6 +90,72 @@ def test_bicgstab_against_scipy(ctx, rng):
     assert np.linalg.norm(b - a @ x.get()) <= 1e-8 * np.linalg.norm(b) * 1.0001
     r = xgpu.solvers.bicgstab(xgpu.sparse.csr_matrix(ctx, a), xgpu.to_device(ctx, b), rtol=1e-8, M="jacobi")
     assert r.info == 0
+
+
+def convection_diffusion(n, c):
+    """The 5-point operator on an n x n grid with central convection of strength c along x:
+    nonsymmetric, positive real part."""
+    lap = poisson(n)
+    d = sp.diags([-1.0, 1.0], [-1, 1], shape=(n, n))
+    return (lap + c * sp.kron(sp.eye(n), d)).tocsr()
+
+
+def scipy_gmres_steps(a, b, rtol, restart, M=None):
+    """scipy's GMRES on the host: (x, info, Arnoldi steps)."""
+    count = [0]
+    x, info = sla.gmres(a, b, **{_RTOL: rtol}, atol=0.0, restart=restart, maxiter=1000, M=M,
+                        callback=lambda r: count.__setitem__(0, count[0] + 1), callback_type="pr_norm")
+    return x, info, count[0]
+
+
+@pytest.mark.parametrize("restart", [5, 20])
+def test_gmres_against_scipy(ctx, rng, restart):
+    needs_fp64(ctx, np.float64)
+    n = int(rng.integers(18, 26))
+    random = (sp.random(300, 300, 4 / 300, random_state=rng) + sp.diags(rng.uniform(4, 6, 300))).tocsr()
+    # A matrix of tests/data made nonsymmetric by an upwind term along its off-diagonal.
+    grid = sp.csr_matrix(sio.mmread(str(MATRICES / "gr_30_30.mtx")), dtype=np.float64)
+    upwind = (grid + 0.5 * sp.diags(np.ones(899), -1)).tocsr()
+    for a in (convection_diffusion(n, 0.6), random, upwind):
+        b = rng.uniform(-1, 1, a.shape[0])
+        steps = []
+        x, info = xgpu.solvers.gmres(xgpu.sparse.csr_matrix(ctx, a), xgpu.to_device(ctx, b), rtol=1e-8,
+                                     restart=restart, callback=steps.append)
+        _, scipy_info, scipy_steps = scipy_gmres_steps(a, b, 1e-8, restart)
+        assert info == 0 and scipy_info == 0
+        assert np.linalg.norm(b - a @ x.get()) <= 1e-8 * np.linalg.norm(b) * 1.0001
+        # The same Arnoldi process: the same steps, up to rounding near the tolerance.
+        assert abs(len(steps) - scipy_steps) <= 2 + scipy_steps // 50
+        assert all(later <= earlier * (1 + 1e-9) for earlier, later in zip(steps, steps[1:]))  # it never rises
+        # Jacobi (right-preconditioned here, left in scipy: the counts need not agree) and FGMRES.
+        for kw in ({"M": "jacobi"}, {"M": xgpu.solvers.Jacobi(xgpu.sparse.csr_matrix(ctx, a)), "flexible": True}):
+            r = xgpu.solvers.gmres(xgpu.sparse.csr_matrix(ctx, a), xgpu.to_device(ctx, b), rtol=1e-8,
+                                   restart=restart, **kw)
+            assert r.info == 0
+            assert np.linalg.norm(b - a @ r[0].get()) <= 1e-8 * np.linalg.norm(b) * 1.0001
+
+
+def test_gmres_conventions(ctx, rng):
+    needs_fp64(ctx, np.float64)
+    a = convection_diffusion(12, 0.4)
+    b = rng.uniform(-1, 1, 144)
+    # callback_type "x": the iterate at each restart; maxiter counts restart cycles, as scipy's.
+    seen = []
+    r = xgpu.solvers.gmres(a, b, restart=4, maxiter=3, rtol=1e-12, callback=lambda xk: seen.append(xk.get()),
+                           callback_type="x")
+    assert r.info == 12 and r.report.iterations == 12
+    assert len(seen) == 3
+    assert np.allclose(seen[-1], r[0].get())
+    # "legacy": maxiter counts steps.
+    r = xgpu.solvers.gmres(a, b, restart=4, maxiter=6, rtol=1e-12, callback=lambda rel: None,
+                           callback_type="legacy")
+    assert r.report.iterations == 6
+    with pytest.raises(ValueError):
+        xgpu.solvers.gmres(a, b, callback_type="residual")
+    with pytest.raises(ValueError):
+        xgpu.solvers.gmres(a, b, restart=0)
+    with pytest.raises(TypeError):
+        xgpu.solvers.gmres(a, b, callback=3)
 
 
 def test_the_limit_and_the_report(ctx, rng):
