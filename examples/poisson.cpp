@@ -4,6 +4,7 @@
 //
 //   poisson --2d 1024 --solver pipecg --precond jacobi --tol 1e-8
 //   poisson --matrix bcsstk04.mtx --solver cg --format sell
+//   poisson --2d 512 --solver gmres --restart 30 --precond amg
 //
 // On a terminal a one-line progress display is redrawn at every check; XGPU_VERBOSE=1 prints a
 // line per check instead.
@@ -126,7 +127,7 @@ struct Settings {
     std::string matrix, solver = "auto", precond = "none", format = "auto", fuse = "auto", try_formats = "auto";
     std::string partition = "balanced";
     double tol = 1e-8;
-    int check = 10, replace = 50, degree = 4;
+    int check = 10, replace = 50, degree = 4, restart = 30;
     int repeat = 0; // timed solves after an untimed warm-up one (0: the one solve, timed)
     std::int64_t max_iterations = 0;
     bool verbose = false; // XGPU_VERBOSE
@@ -148,6 +149,7 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
     double setup_seconds = 0; // the preconditioner's
     o.rtol = s.tol;
     o.check_interval = s.check;
+    o.restart = s.restart;
     o.replacement_interval = s.replace;
     o.max_iterations = s.max_iterations;
     if (s.precond == "jacobi") {
@@ -210,7 +212,10 @@ int run(const Context& ctx, const Op& a, const Settings& s, std::int64_t nnz, co
             a.reset_halo_time();
             a.reset_reduction_time();
         }
-        return s.solver == "bicgstab" ? bicgstab(a, b, x, o) : cg(a, b, x, o);
+        if (s.solver == "bicgstab") return bicgstab(a, b, x, o);
+        if (s.solver == "gmres") return gmres(a, b, x, o);
+        if (s.solver == "fgmres") return fgmres(a, b, x, o);
+        return cg(a, b, x, o);
     };
     Array<double> x = zeros<double>(ctx, {n});
     SolverReport r = solve(x);
@@ -314,10 +319,11 @@ int main(int argc, char** argv) {
     auto* om = app.add_option("--matrix", s.matrix, "a Matrix Market file")->check(CLI::ExistingFile);
     o2->excludes(o3)->excludes(om);
     o3->excludes(om);
-    app.add_option("--solver", s.solver,
-                   "auto (CG: pipelined on GPUs up to 2^19 unknowns, else classic), cg (classic), pipecg "
-                   "(Chronopoulos-Gear), pipecg-gv (Ghysels-Vanroose) or bicgstab")
-        ->check(CLI::IsMember({"auto", "cg", "pipecg", "pipecg-gv", "bicgstab"}))
+    app.add_option(
+           "--solver", s.solver,
+           "auto (CG: pipelined on GPUs up to 2^19 unknowns, else classic), cg (classic), pipecg "
+           "(Chronopoulos-Gear), pipecg-gv (Ghysels-Vanroose), bicgstab, gmres or fgmres (restarted, --restart)")
+        ->check(CLI::IsMember({"auto", "cg", "pipecg", "pipecg-gv", "bicgstab", "gmres", "fgmres"}))
         ->capture_default_str();
     app.add_option("--precond", s.precond,
                    "none, jacobi, poly (Chebyshev), amg (smoothed aggregation; block Jacobi over ranks) or amg-f32 "
@@ -325,6 +331,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"none", "jacobi", "poly", "amg", "amg-f32"}))
         ->capture_default_str();
     app.add_option("--tol", s.tol, "relative tolerance")->capture_default_str();
+    app.add_option("--restart", s.restart, "GMRES(m): the Arnoldi vectors kept before a restart")
+        ->capture_default_str();
     app.add_option("--format", s.format, "auto, csr, csr_scalar, csr_vector, merge_path, sell, packeted or stencil")
         ->capture_default_str();
     app.add_option("--check", s.check, "check interval k")->capture_default_str();
