@@ -1094,6 +1094,11 @@ TEST_CASE("every public entry of the sparse and solver layers refuses misuse bef
             o = {};
             o.replacement_interval = -2;
             CHECK(refused(InvalidArgument(""), a, b, xs, o) == 0);
+            for (const int restart : {0, max_restart + 1}) {
+                o = {};
+                o.restart = restart;
+                CHECK(refused(InvalidArgument(""), a, b, xs, o) == 0);
+            }
             o = {};
             o.preconditioner = Jacobi<double>(ones<double>(ctx, {n + 1}));
             CHECK(refused(ShapeError(""), a, b, xs, o) == 0);

@@ -3,10 +3,10 @@
 // Hessenberg matrix, its Givens rotations and the least-squares residual on the device; krylov::
 // solve runs the loop with its deferred checks (a step's |g_j| is its residual). Orthogonalisation
 // is classical Gram-Schmidt with one reorthogonalisation (CGS2): each pass is one read of the basis
-// (the dot products of a pass fused into one kernel, its subtraction into the next pass's), so a
-// step costs 5 kernels beside the product and the two small ones that total the coefficients,
-// where modified Gram-Schmidt would cost a reduction per basis vector; two passes keep the basis
-// orthogonal to working precision, which one pass of classical Gram-Schmidt does not.
+// (a pass's dot products fused into one kernel, its subtraction into the next pass's), so a step is
+// 4 kernels over the vectors beside the product, 3 one-work-group totals and the one-work-item
+// rotation, where modified Gram-Schmidt would cost a reduction per basis vector; two passes keep
+// the basis orthogonal to working precision, which one pass of classical Gram-Schmidt does not.
 //
 // x moves only at the end of a cycle (y = R^-1 g, x += M V y; FGMRES keeps each z_i = M v_i and
 // adds Z y), so the solve that stops mid-cycle folds the cycle's columns in after its iterations
