@@ -90,7 +90,7 @@ public:
     // A step (j the column it adds, m the restart): the basis read 4 times (the two passes, the
     // reorthogonalisation's subtraction and the last), w read 4 times and written 3 times, V_j
     // written (with Jacobi z too, and D^-1 read): averaged over the cycle, j = (m + 1) / 2. The
-    // cycle's end reads the basis once more and writes x and V_0 (over m steps).
+    // cycle's end reads the basis once more, x and b, and writes x and the residual (over m steps).
     double vectors_per_iteration() const override {
         const double j = (m_ + 1) / 2.0;
         return 4 * j + 8 + (k_.kind == Precond::jacobi ? 2 : 0) + (j + 4) * 2 / m_;
