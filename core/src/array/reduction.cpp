@@ -1019,14 +1019,17 @@ ArrayDesc reduce_axes(const Node& expr, ReduceOp op, std::vector<std::size_t> ax
         const std::size_t wg = shape_of_launch.group_size;
         k("xgpu_reduce_axis").launch_args(q, Grid{std::size_t(rows) * wg, wg}, args);
     } else {
-        // Enough columns and chunks of rows in flight to fill the device: chunks of at least 16
-        // rows, until columns x chunks reach 2048 work-items per compute unit on GPUs (64 on CPUs).
+        // Enough blocks of columns (kernels/reduction.kernel's XGPU_COLUMN_BLOCK: 64 columns a
+        // work-item in the chunked loop CPUs run, 1 on GPUs) and chunks of rows in flight to fill
+        // the device: chunks of at least 16 rows, until blocks x chunks reach 2048 work-items per
+        // compute unit on GPUs (64 on CPUs).
         const DeviceInfo& d = ctx.device().info();
-        const std::uint64_t wg = codegen::stream_group(d), cols = rows;
+        const std::uint64_t wg = codegen::stream_group(d), cols = rows, block = shape_of_launch.blocked ? 64 : 1;
+        const std::uint64_t items = (cols + block - 1) / block;
         const std::uint64_t want =
             std::uint64_t(std::max(1u, d.compute_units)) * (d.type == DeviceType::cpu ? 64 : 2048);
         const std::uint64_t chunks_wanted =
-            std::clamp<std::uint64_t>((want + cols - 1) / cols, 1, std::max<std::uint64_t>(m / 16, 1));
+            std::clamp<std::uint64_t>((want + items - 1) / items, 1, std::max<std::uint64_t>(m / 16, 1));
         const std::uint64_t per_chunk = std::max<std::uint64_t>((m + chunks_wanted - 1) / chunks_wanted, 1);
         const std::uint64_t chunks =
             std::min<std::uint64_t>(std::max<std::uint64_t>((m + per_chunk - 1) / per_chunk, 1), 65535);
@@ -1038,11 +1041,11 @@ ArrayDesc reduce_axes(const Node& expr, ReduceOp op, std::vector<std::size_t> ax
         args.push_back(make_arg(cols));
         args.push_back(make_arg(m));
         args.push_back(make_arg(std::max<std::uint64_t>(rows_per_chunk, 1)));
-        const std::size_t groups = std::size_t((cols + wg - 1) / wg);
+        const std::size_t groups = std::size_t((items + wg - 1) / wg), final_groups = std::size_t((cols + wg - 1) / wg);
         k("xgpu_reduce_columns").launch_args(q, Grid{Range(groups * wg, std::size_t(chunks)), Range(wg, 1)}, args);
         if (chunks > 1)
             k("xgpu_reduce_columns_final")
-                .launch(q, Grid{groups * wg, std::size_t(wg)}, partial, chunks, out.buffer, off, cols);
+                .launch(q, Grid{final_groups * wg, std::size_t(wg)}, partial, chunks, out.buffer, off, cols);
     }
     return keepdims ? reshape(out, out_shape) : out;
 }
