@@ -1,9 +1,10 @@
 // solve-bench: time to solution (preconditioner setup + solve, from x = 0 to rtol) of the Poisson
 // problem, for CG, CG with Chebyshev and CG with smoothed aggregation multigrid (float64 and
-// float32 hierarchies; amg-cheb: the Chebyshev smoother), side by side on the default device
-// (XGPU_BACKEND, XGPU_DEVICE).
+// float32 hierarchies; amg-cheb: the Chebyshev smoother), and GMRES(30) alone and with the
+// multigrid (gmres, amg-gmres), side by side on the default device (XGPU_BACKEND, XGPU_DEVICE).
 //
-//   solve-bench [--2d N | --3d N] [--tol 1e-8] [--repeat R] [--methods cg,cheb,amg,amg-f32,amg-cheb]
+//   solve-bench [--2d N | --3d N] [--tol 1e-8] [--repeat R]
+//               [--methods cg,cheb,amg,amg-f32,amg-cheb,gmres,amg-gmres]
 //
 // Each method runs once untimed (kernels compiled, memory pooled), then R times; the median run's
 // wall time (the host's clock around setup and solve, the device finished) is printed with its
@@ -49,19 +50,21 @@ Run run(const Context& ctx, const sparse::Csr<double>& a, const Array<double>& b
     o.variant = CgVariant::classic;
     if (method == "cheb") {
         o.preconditioner = Chebyshev<double>(ctx, a);
-    } else if (method == "amg" || method == "amg-f32" || method == "amg-cheb") {
+    } else if (method == "amg" || method == "amg-f32" || method == "amg-cheb" || method == "amg-gmres") {
         amg::Options ao;
         ao.single_precision = method == "amg-f32";
         if (method == "amg-cheb") ao.smoother = amg::Smoother::chebyshev;
         o.preconditioner = amg::SmoothedAggregation<double>(a, ao);
-    } else if (method != "cg") {
-        throw InvalidArgument("solve-bench: no method '" + method + "' (cg, cheb, amg, amg-f32, amg-cheb)");
+    } else if (method != "cg" && method != "gmres") {
+        throw InvalidArgument("solve-bench: no method '" + method +
+                              "' (cg, cheb, amg, amg-f32, amg-cheb, gmres, amg-gmres)");
     }
     ctx.current_queue().finish();
     r.setup = seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     Array<double> x = zeros<double>(ctx, {std::size_t(a.rows())});
-    const SolverReport rep = cg(a, b, x, o);
+    const bool krylov_gmres = method == "gmres" || method == "amg-gmres";
+    const SolverReport rep = krylov_gmres ? gmres(a, b, x, o) : cg(a, b, x, o);
     ctx.current_queue().finish();
     r.solve = seconds_since(t0);
     r.iterations = rep.iterations;
@@ -114,8 +117,8 @@ int main(int argc, char** argv) {
         std::printf("%s, %s: %s Poisson %lld^%d, %lld rows, f64, rtol %.0e, median of %d after a warm-up\n",
                     ctx.backend().c_str(), ctx.device().name().c_str(), n2 ? "2-D" : "3-D", (long long)(n2 ? n2 : n3),
                     n2 ? 2 : 3, (long long)a.rows(), tol, repeat);
-        std::printf("%-10s %11s %10s %10s %11s %12s\n", "method", "iterations", "setup s", "solve s", "total s",
-                    "residual");
+        std::printf("%-10s %11s %10s %10s %11s %12s %12s\n", "method", "iterations", "setup s", "solve s", "total s",
+                    "residual", "ms/iteration");
         std::stringstream list(methods);
         for (std::string m; std::getline(list, m, ',');) {
             run(ctx, a, b, m, tol); // warm-up
@@ -124,8 +127,10 @@ int main(int argc, char** argv) {
                 runs.push_back(run(ctx, a, b, m, tol));
             std::sort(runs.begin(), runs.end(), [](const Run& p, const Run& q) { return p.total() < q.total(); });
             const Run& r = runs[runs.size() / 2];
-            std::printf("%-10s %11lld %10.4f %10.4f %11.4f %12.3e%s\n", m.c_str(), (long long)r.iterations, r.setup,
-                        r.solve, r.total(), r.residual, r.converged ? "" : " (not converged)");
+            std::printf("%-10s %11lld %10.4f %10.4f %11.4f %12.3e %12.4f%s\n", m.c_str(), (long long)r.iterations,
+                        r.setup, r.solve, r.total(), r.residual,
+                        r.iterations ? 1e3 * r.solve / double(r.iterations) : 0.0,
+                        r.converged ? "" : " (not converged)");
             std::fflush(stdout);
         }
         return 0;
