@@ -75,6 +75,11 @@ __device__ __forceinline__ size_t xgpu_pick_(unsigned d, unsigned x, unsigned y,
 
 /* 32-bit integer atomics on global memory; return the old value */
 #define XGPU_ATOMIC_ADD(p, v) atomicAdd((p), (v))
+/* A 32-bit unsigned word of global memory stored so that every work-group of the launch sees it,
+ * and loaded seeing the other groups' stores (the flags of a decoupled look-back, whose groups
+ * wait only on groups that started before them) */
+#define XGPU_ATOMIC_STORE(p, v) ((void)atomicExch((p), (v)))
+#define XGPU_ATOMIC_LOAD(p) (*(volatile const unsigned int*)(p))
 /* ... and on local memory */
 #define XGPU_LOCAL_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 

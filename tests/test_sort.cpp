@@ -257,7 +257,7 @@ TEST_CASE("sort_by_key carries values of every size, stably, and sorts the keys 
 
 TEST_CASE("Other launch shapes: the portable ranking between work-items, and tiles of a few keys") {
     XGPU_FOR_EACH_CONTEXT(ctx) {
-        const std::vector<LaunchShape> shapes{{24, 5}, {64, 4}, {4, 3}};
+        const std::vector<LaunchShape> shapes{{24, 5}, {64, 4}, {32, 2}, {4, 3}, {256, 16}, {256, 8}};
         for (const LaunchShape& s : shapes) {
             INFO("shape " << s.key());
             LaunchShapeScope scope(KernelFamily::sort, s);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,9 @@ namespace {
 constexpr std::uint64_t local_capacity = 2048;
 
 enum class Values { none, carried, indices };
+
+// The tiles a work-group of the one-sweep form's histogram counts.
+constexpr std::uint32_t histogram_tiles = 16;
 
 // The unsigned bits whose order is numpy's order of `t` (kernels/sort.kernel).
 std::string to_bits(DType t) {
@@ -74,6 +78,35 @@ struct SortKernelSpec {
     LaunchShape shape;
 };
 
+// The bytes a key or a value takes through a pass.
+std::uint64_t value_bytes(const SortKernelSpec& s) {
+    return s.values == Values::none ? 0 : s.values == Values::indices ? 8 : s.value_size;
+}
+
+// The 16-byte words of local memory in which the one-sweep pass stages a tile of keys, then of
+// values (kernels/sort.kernel; 0 in the program where they do not fit).
+std::uint64_t stage_words(const SortKernelSpec& s) {
+    const std::uint64_t bytes = std::max<std::uint64_t>(info(s.key).size, value_bytes(s));
+    return std::max<std::uint64_t>((std::uint64_t(s.shape.group_size) * s.shape.items * bytes + 15) / 16, 1);
+}
+
+// Whether the one-sweep pass's locals (kernels/sort.kernel) fit a tile of whole warps: the
+// warps' digit counts, the tile's digit places, and its keys or values staged; in the device's
+// static local memory and CUDA's 48 KiB.
+bool sweep_fits(const DeviceInfo& d, const SortKernelSpec& s) {
+    const std::uint64_t bytes = s.shape.group_size / 32 * 256 * 4 + 2 * 256 * 4 + 256 * 8 + 16 * stage_words(s) + 16;
+    return s.shape.group_size % 32 == 0 && bytes <= std::min<std::uint64_t>(codegen::static_local_limit(d), 48 * 1024);
+}
+
+// Whether a radix sort takes the one-sweep passes: on devices with warp votes (CUDA, and NVIDIA's
+// OpenCL from compute capability 7.0) where the locals fit, for rows of fewer than 2^30 keys and
+// fewer than 2^32 - 1 tiles a launch.
+bool one_sweep(const Context& ctx, const SortKernelSpec& s, std::uint64_t len, std::uint64_t groups) {
+    const DeviceInfo& d = ctx.device().info();
+    const bool votes = ctx.backend() == "cuda" || d.nv_compute_capability >= 70;
+    return votes && sweep_fits(d, s) && len < (std::uint64_t(1) << 30) && groups < 0xffffffffu;
+}
+
 Kernel sort_kernel(const Context& ctx, const SortKernelSpec& s, const char* name) {
     const std::string key = fmt::format("sort|{}|{}|{}|{}|{}|{}", int(s.key), int(s.values), s.value_size,
                                         int(s.wide_places), s.shape.key(), name);
@@ -84,9 +117,10 @@ Kernel sort_kernel(const Context& ctx, const SortKernelSpec& s, const char* name
             const std::string defines = fmt::format(
                 "#define XGPU_SORT_K {}\n#define XGPU_SORT_U {}\n#define XGPU_SORT_VALUES {}\n#define XGPU_SORT_V {}\n"
                 "#define XGPU_SORT_OFF {}\n#define XGPU_SORT_WG {}\n#define XGPU_SORT_ITEMS {}\n"
-                "#define XGPU_SORT_CAP {}",
+                "#define XGPU_SORT_CAP {}\n#define XGPU_SORT_PASSES {}\n#define XGPU_SORT_STAGE {}",
                 info(s.key).device_name, wide_bits(s.key) ? "uint64_t" : "uint32_t", int(s.values), v,
-                s.wide_places ? "uint64_t" : "uint32_t", s.shape.group_size, s.shape.items, local_capacity);
+                s.wide_places ? "uint64_t" : "uint32_t", s.shape.group_size, s.shape.items, local_capacity,
+                info(s.key).size, sweep_fits(ctx.device().info(), s) ? stage_words(s) : 0);
             return codegen::fill("sort.kernel", {{"defines", defines}, {"to_bits", to_bits(s.key)}});
         },
         name);
@@ -176,9 +210,8 @@ void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values value
 
     const unsigned passes = unsigned(info(keys_in.dtype).size);
     const std::uint64_t tiles = (len + tile - 1) / tile, groups = rows * tiles;
+    const bool sweep = one_sweep(ctx, spec, len, groups);
     const DType place_type = spec.wide_places ? DType::uint64 : DType::uint32;
-    const ArrayDesc counts = make_array(ctx, place_type, {std::size_t(groups * 256)}, Order::C);
-    const ScanOp sum = sum_op(ctx, place_type);
     ArrayDesc ktmp[2], vtmp[2];
     const DType vtype = values == Values::indices   ? DType::int64
                         : values == Values::carried ? vals_in->dtype
@@ -187,6 +220,32 @@ void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values value
         ktmp[t] = make_array(ctx, keys_in.dtype, {std::size_t(n)}, Order::C);
         if (values != Values::none) vtmp[t] = make_array(ctx, vtype, {std::size_t(n)}, Order::C);
     }
+    // The one-sweep form: every pass's digit counts of each row at once, their first places in
+    // the row, and then a launch a pass that publishes and looks back at its tiles' counts
+    // (status, a word a tile and digit, and the groups' ticket after them).
+    ArrayDesc counts, status;
+    const std::uint32_t zero = 0;
+    if (sweep) {
+        counts = make_array(ctx, DType::uint32, {std::size_t(rows * passes * 256)}, Order::C);
+        fill(counts, &zero);
+        const std::uint32_t per = histogram_tiles;
+        const std::uint64_t hist_groups = rows * ((tiles + per - 1) / per);
+        std::vector<KernelArg> args;
+        push(args, keys_in);
+        args.push_back(make_arg(len));
+        args.push_back(make_arg(tiles));
+        args.push_back(make_arg(per));
+        args.push_back(make_arg(hist_groups));
+        args.push_back(make_arg(counts.buffer));
+        launch(ctx, sort_kernel(ctx, spec, "xgpu_sort_histogram"), hist_groups, shape.group_size, args);
+        const std::uint64_t scans = rows * passes;
+        launch(ctx, sort_kernel(ctx, spec, "xgpu_sort_bases"), scans, shape.group_size,
+               {make_arg(counts.buffer), make_arg(scans)});
+        status = make_array(ctx, DType::uint32, {std::size_t(groups * 256 + 1)}, Order::C);
+    } else {
+        counts = make_array(ctx, place_type, {std::size_t(groups * 256)}, Order::C);
+    }
+    const std::optional<ScanOp> sum = sweep ? std::nullopt : std::optional<ScanOp>(sum_op(ctx, place_type));
     for (unsigned pass = 0; pass < passes; ++pass) {
         const bool last = pass + 1 == passes;
         const ArrayDesc& ksrc = pass == 0 ? keys_in : ktmp[(pass - 1) % 2];
@@ -199,24 +258,28 @@ void sort_rows(const ArrayDesc& keys_in, const ArrayDesc& keys_out, Values value
             s.values = Values::carried;
             s.value_size = 8;
         }
-        // Both kernels end with the rows' geometry, the digit's shift and the counts.
         const std::uint32_t shift = 8 * pass;
-        const auto tail = [&](std::vector<KernelArg>& args) {
-            for (const std::uint64_t v : {len, tiles, std::uint64_t(groups)})
-                args.push_back(make_arg(v));
-            args.push_back(make_arg(shift));
-            args.push_back(make_arg(counts.buffer));
-        };
-        std::vector<KernelArg> count_args;
-        push(count_args, ksrc);
-        tail(count_args);
-        launch(ctx, sort_kernel(ctx, s, "xgpu_sort_count"), groups, shape.group_size, count_args);
-        scan(sum, *array_node(counts), counts, nullptr, false);
         std::vector<KernelArg> args;
         push(args, ksrc);
         push(args, kdst);
         with_values(args, vsrc, vdst, s.values);
-        tail(args);
+        for (const std::uint64_t v : {len, tiles, std::uint64_t(groups)})
+            args.push_back(make_arg(v));
+        args.push_back(make_arg(shift));
+        if (sweep) {
+            fill(status, &zero);
+            args.push_back(make_arg(counts.buffer));
+            args.push_back(make_arg(status.buffer));
+            launch(ctx, sort_kernel(ctx, s, "xgpu_sort_onesweep"), groups, shape.group_size, args);
+            continue;
+        }
+        // Both kernels end with the rows' geometry, the digit's shift and the counts.
+        args.push_back(make_arg(counts.buffer));
+        std::vector<KernelArg> count_args;
+        push(count_args, ksrc);
+        count_args.insert(count_args.end(), args.end() - 5, args.end());
+        launch(ctx, sort_kernel(ctx, s, "xgpu_sort_count"), groups, shape.group_size, count_args);
+        scan(*sum, *array_node(counts), counts, nullptr, false);
         launch(ctx, sort_kernel(ctx, s, "xgpu_sort_scatter"), groups, shape.group_size, args);
     }
 }
