@@ -456,6 +456,23 @@ TEST_CASE("gmres and fgmres solve nonsymmetric systems as a textbook GMRES(m) do
                 }
             }
         }
+        // The callback sees x at the end of every cycle and, where the solve stops mid-cycle, the
+        // x it returns.
+        SolverOptions<double> o;
+        o.rtol = 1e-9;
+        o.restart = 7;
+        std::vector<std::int64_t> seen;
+        std::vector<double> last;
+        o.callback = [&](std::int64_t it, const Array<double>& xk) {
+            seen.push_back(it);
+            last = xk.get();
+        };
+        Array<double> x = zeros<double>(ctx, {n});
+        const auto rep = gmres(a, bd, x, o);
+        CHECK(rep.converged());
+        CHECK(std::int64_t(seen.size()) >= rep.iterations / 7);
+        CHECK(std::is_sorted(seen.begin(), seen.end()));
+        CHECK(last == x.get());
     }
 }
 

@@ -263,12 +263,13 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     """Restarted GMRES(restart) for a general square A, right-preconditioned, with scipy's
     arguments: ``restart`` the Arnoldi vectors kept before a restart (scipy's default 20; at most
     256), ``maxiter`` the restart cycles (default 10 n), the stopping rule and the results of cg
-    (iterations count Arnoldi steps). ``callback_type``: "x" calls ``callback(xk)`` at each
-    restart with the iterate; "pr_norm" (the default) calls ``callback(rel)`` after each step
-    with the relative residual |r| / |b| that GMRES minimises (right preconditioning: the true
-    residual's, not a preconditioned one's); "legacy" is "pr_norm" with ``maxiter`` counting
-    steps, as scipy's legacy mode. With a callback the host waits for every step. ``flexible``:
-    FGMRES, for an M that changes from one application to the next (restart more vectors)."""
+    (iterations count Arnoldi steps). ``callback_type``: "x" calls ``callback(xk)`` with the
+    iterate at each restart and where the solve stops mid-cycle; "pr_norm" (the default) calls
+    ``callback(rel)`` after each step with the relative residual |r| / |b| that GMRES minimises
+    (right preconditioning: the true residual's, not a preconditioned one's); "legacy" is
+    "pr_norm" with ``maxiter`` counting steps, as scipy's legacy mode. With a callback the host
+    waits for every step. ``flexible``: FGMRES, for an M that changes from one application to the
+    next (restart more vectors)."""
     if callback_type not in (None, "x", "pr_norm", "legacy"):
         raise ValueError(f"xgpu: gmres: callback_type must be 'x', 'pr_norm' or 'legacy', not {callback_type!r}")
     if callback is not None and not callable(callback):
@@ -277,10 +278,12 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     if not 1 <= m <= 256:
         raise ValueError(f"xgpu: gmres: restart must be from 1 to 256, not {restart}")
     n = tuple(A.shape)[0] if hasattr(A, "shape") and len(tuple(A.shape)) == 2 else 0
+    if maxiter is not None and int(maxiter) < 1:
+        raise ValueError(f"xgpu: gmres: maxiter must be >= 1, not {maxiter}")
     if maxiter is None:
         steps = 10 * max(n, 1) * m
-    else:
-        steps = int(maxiter) if callback_type == "legacy" else int(maxiter) * m
+    else:  # restart cycles; scipy's legacy mode (with a callback) counts steps
+        steps = int(maxiter) if callback_type == "legacy" and callback is not None else int(maxiter) * m
     per_restart = callback if callback is not None and callback_type == "x" else None
     per_step = callback if callback is not None and callback_type != "x" else None
     return _solve("fgmres" if flexible else "gmres", A, b, x0, rtol, atol, steps, M, per_restart,

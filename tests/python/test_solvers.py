@@ -146,6 +146,12 @@ def test_gmres_conventions(ctx, rng):
     assert r.info == 12 and r.report.iterations == 12
     assert len(seen) == 3
     assert np.allclose(seen[-1], r[0].get())
+    # A solve that stops mid-cycle shows the callback the x it returns.
+    seen = []
+    r = xgpu.solvers.gmres(a, b, restart=200, rtol=1e-8, callback=lambda xk: seen.append(xk.get()),
+                           callback_type="x")
+    assert r.info == 0 and r.report.iterations < 144
+    assert len(seen) == 1 and np.array_equal(seen[0], r[0].get())
     # "legacy": maxiter counts steps.
     r = xgpu.solvers.gmres(a, b, restart=4, maxiter=6, rtol=1e-12, callback=lambda rel: None,
                            callback_type="legacy")
@@ -154,6 +160,8 @@ def test_gmres_conventions(ctx, rng):
         xgpu.solvers.gmres(a, b, callback_type="residual")
     with pytest.raises(ValueError):
         xgpu.solvers.gmres(a, b, restart=0)
+    with pytest.raises(ValueError):
+        xgpu.solvers.gmres(a, b, maxiter=0)
     with pytest.raises(TypeError):
         xgpu.solvers.gmres(a, b, callback=3)
 

@@ -178,8 +178,8 @@ requires LinearOperator<Op, T> SolverReport bicgstab(const Op& a, const Array<T>
 
 // Restarted GMRES(m) for a general square A (right preconditioning, m = options.restart): the
 // residual it minimises over each cycle's Krylov space is its check; iterations count Arnoldi
-// steps. x changes at the end of each cycle only, so a callback sees x there (scipy's gmres with
-// callback_type 'x').
+// steps. x changes at the end of each cycle only, so a callback sees x there and once more where
+// the solve stops mid-cycle (scipy's gmres with callback_type 'x').
 template <class T, class Op>
 requires LinearOperator<Op, T> SolverReport gmres(const Op& a, const Array<T>& b, Array<T>& x,
                                                   const SolverOptions<T>& o = {}) {

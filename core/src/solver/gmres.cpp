@@ -83,8 +83,10 @@ public:
     }
 
     // The columns of the cycle that the iterations stopped in.
-    void finish() override {
-        if (k_.s.read().flag[columns] > 0) fold();
+    bool finish() override {
+        if (k_.s.read().flag[columns] == 0) return false;
+        fold();
+        return true;
     }
 
     // A step (j the column it adds, m the restart): the basis read 4 times (the two passes, the

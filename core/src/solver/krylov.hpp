@@ -204,10 +204,11 @@ public:
     // Enqueues iteration it (1, 2, ... from the last start).
     virtual void step(std::int64_t it) = 0;
     // Enqueues what puts the iterations' answer into x once they stop (GMRES's least-squares
-    // update of the last cycle); the methods that update x every iteration have nothing to do.
-    virtual void finish() {}
-    // Whether x holds iteration it's iterate once it ran (GMRES's only at the ends of cycles), so
-    // that a callback is shown it.
+    // update of the last cycle), and says whether x changed; the methods that update x every
+    // iteration have nothing to do.
+    virtual bool finish() { return false; }
+    // Whether x holds iteration it's iterate (it counted from the last start) once it ran
+    // (GMRES's only at the ends of cycles), so that a callback is shown it.
     virtual bool x_current(std::int64_t) const { return true; }
     // The vectors of n values an iteration reads or writes beside the operator's product (its
     // traffic, asked once the solve is done).
