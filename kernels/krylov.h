@@ -85,6 +85,19 @@ XGPU_DEVICE_FN void k_totals(XGPU_GLOBAL const T* partial, const uint64_t groups
     k_group_sum(scratch, lid, v, m);
 }
 
+/* The totals of rows 0 .. m-1 (any m) of `partial` into out[0 .. m), written by work-item 0; three
+ * rows a pass. */
+XGPU_DEVICE_FN void k_row_totals(XGPU_GLOBAL const T* partial, const uint64_t groups, XGPU_LOCAL_PTR(T) scratch,
+                                 const uint lid, XGPU_GLOBAL T* out, const int m) {
+    for (int k = 0; k < m; k += 3) {
+        const int c = m - k < 3 ? m - k : 3;
+        T v[3];
+        k_totals(partial + (uint64_t)k * groups, groups, scratch, lid, v, c);
+        if (lid == 0)
+            for (int q = 0; q < c; ++q) out[k + q] = v[q];
+    }
+}
+
 /* Partial sums of a.b into `partial`: three arrays, each a buffer and an offset in values. */
 XGPU_KERNEL void xgpu_krylov_dot(const uint64_t n, const uint64_t chunk, XGPU_GLOBAL T* s, XGPU_GLOBAL T* partial,
                                  const int64_t partial_o, XGPU_GLOBAL const T* a_base, const int64_t a_o,
@@ -105,11 +118,7 @@ XGPU_KERNEL void xgpu_krylov_totals(XGPU_GLOBAL const T* s, XGPU_GLOBAL const T*
                                     const uint64_t groups, const int32_t m, XGPU_GLOBAL T* out) {
     XGPU_LOCAL T scratch[3 * KWG];
     const uint lid = (uint)XGPU_LOCAL_ID(0);
-    for (int k = 0; k < m; ++k) {
-        T v[1];
-        k_totals(base + o + (uint64_t)k * groups, groups, scratch, lid, v, 1);
-        if (lid == 0) out[k] = v[0];
-    }
+    k_row_totals(base + o, groups, scratch, lid, out, m);
 }
 XGPU_KERNEL void xgpu_krylov_spread(XGPU_GLOBAL const T* s, XGPU_GLOBAL T* base, const int64_t o,
                                     const uint64_t groups, const int32_t m, XGPU_GLOBAL const T* in) {
